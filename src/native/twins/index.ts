@@ -1,0 +1,6 @@
+/** The TypeScript twins of the native cores, assembled into one implementation. */
+import type { CoreImplementation } from '../types.ts';
+import { md5, Md5 } from './md5.ts';
+import { squashHtml } from './squash-html.ts';
+
+export const twins: CoreImplementation = { md5, Md5, squashHtml };
