@@ -1,0 +1,15 @@
+/**
+ * koa-buffer: a Koa middleware that squashes HTML, compresses responses
+ * (br, zstd, gzip), adds ETag and Last-Modified, answers 304 Not Modified and
+ * keeps slow pages in a server-side cache that exactly one request builds —
+ * within one process, across the worker processes of a host (flock) and
+ * across hosts (Redis). Its locks are also a library of their own.
+ *
+ * @packageDocumentation
+ */
+export { BufferOptionError } from './errors.ts';
+export { Messages, defaultMessages } from './messages.ts';
+export type { MessageKey, MessageOverride, MessageOverrides, MessageArgs, PluralMessage, GenderMessage } from './messages.ts';
+export type { Logger } from './logger.ts';
+export { md5, Md5, squashHtml } from './native/exports.ts';
+export type { BinaryLike, SquashOptions, Md5Hasher } from './native/types.ts';

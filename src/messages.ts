@@ -1,0 +1,178 @@
+/**
+ * The message catalog (SPEC 8): every error, log line and client-facing text
+ * koa-buffer produces, keyed by the seeds' message keys, so a deployment can
+ * reword or translate any of them through the `messages` option.
+ */
+
+/** A text with `%{name}` placeholders. */
+export type MessageText = string;
+
+/** Variants chosen by the `count` argument through `Intl.PluralRules` (`zero`, `one`, `two`, `few`, `many`, `other`). */
+export type PluralMessage = Partial<Record<Intl.LDMLPluralRule, MessageText>> & { other: MessageText };
+
+/** Variants chosen by the `gender` argument (`female`, `male`, …), `other` when none fits. */
+export type GenderMessage = { [gender: string]: MessageText; other: MessageText };
+
+/** One override: a string, plural variants or gender variants. */
+export type MessageOverride = MessageText | PluralMessage | GenderMessage;
+
+/** Overrides by message key, as given to the `messages` option. */
+export type MessageOverrides = Record<string, MessageOverride | undefined>;
+
+/** Placeholder values; `count` also picks a plural variant and `gender` a gender variant. */
+export type MessageArgs = Record<string, unknown>;
+
+/** The built-in English texts. */
+export const defaultMessages = {
+  // Option validation (the seed's register MESSAGES table); thrown as BufferOptionError.
+  options_not_hash: 'options must be an object',
+  unknown_option: "unknown option '%{name}'",
+  option_flag: '%{name} must be a true or false value',
+  option_optimise_content: 'optimiseContent must be 0, 1 or 2',
+  option_last_modified: 'lastModified must be false, true, an epoch, a date string or a function',
+  option_min_compress_size: 'minCompressSize must be a non-negative integer',
+  option_encodings: 'encodings must be an array of coding names',
+  unknown_encoding: "unknown encoding '%{name}'",
+  option_compression_levels: 'compressionLevels must be an object of levels by coding (br 0–11, zstd 1–22, gzip 0–9)',
+  option_compressible_types: 'compressibleTypes must be an array of media types (strings or RegExps)',
+  option_excluded_types: 'excludedTypes must be an array of media types (strings or RegExps)',
+  option_vary_by: 'varyBy must be an array of header names',
+  option_cache_key: 'cacheKey must be a string or a function',
+  option_cache: "cache must be true, a store with get(), set() and delete(), or a 'sqlite:PATH' or 'redis://' URL",
+  option_cache_duration: 'cacheDuration must be a duration (seconds, or e.g. "10 minutes")',
+  option_cache_max_size: 'cacheMaxSize must be a positive integer number of bytes',
+  option_cache_wait_failure: "cacheWaitFailure must be 'retry-later' or 'run'",
+  option_template_paths: 'templatePaths must be an array of file or directory paths',
+  option_template_mtime_cache: 'templateMtimeCache must be an object with get() and set()',
+  option_template_mtime_cache_duration: 'templateMtimeCacheDuration must be a duration (seconds, or e.g. "10 seconds")',
+  option_cache_lock_timeout: 'cacheLockTimeout must be a positive number of seconds',
+  option_cache_lock: 'cacheLock must be an object with acquire() and release() methods',
+  option_cache_lock_dir: 'cacheLockDir must be a directory path',
+  option_memo_max_size: 'memoMaxSize must be a non-negative integer number of bytes',
+  option_logger: 'logger must be an object with debug(), info(), warn() and error()',
+  option_messages: 'messages must be an object of texts by message key',
+  lock_options_combined: 'cacheLock and cacheLockDir cannot be combined',
+  lock_ttl_too_short: "the cacheLock's ttl (%{ttl} s) must be longer than cacheLockTimeout (%{timeout} s)",
+  lock_dir_create_failed: "cannot create cacheLockDir '%{dir}': %{error}",
+  lock_dir_not_writable: "cacheLockDir '%{dir}' is not a writable directory",
+
+  // Lock backends (returned, never thrown).
+  lock_key_undefined: 'cache key is not defined',
+  lock_open_failed: 'cannot open %{path}: %{error}',
+  lock_failed: 'cannot lock %{path}: %{error}',
+  unlock_failed: 'cannot unlock %{path}: %{error}',
+  redis_lock_failed: 'Redis lock %{key} failed: %{error}',
+  redis_unlock_failed: 'Redis unlock %{key} failed: %{error}',
+  redis_lock_lost: 'Redis lock %{key} was no longer held by this owner (its ttl ran out)',
+
+  // The client-facing 503 text.
+  retry_later: 'This page is being built. Please try again in a moment.\n',
+
+  // Log lines.
+  log_cache_hit: 'cache hit %{key}',
+  log_cache_get_failed: 'cache get %{key} failed: %{error}',
+  log_cache_set_failed: 'cache set %{key} failed: %{error}',
+  log_cache_delete_failed: 'cache delete %{key} failed: %{error}',
+  log_stale_entry: 'cache entry %{key} predates the application or a template; rebuilding',
+  log_building: 'building %{key}',
+  log_waiting: 'waiting for the request building %{key} in this process',
+  log_waiting_worker: 'waiting for another process building %{key}',
+  log_lock_failed: 'lock for %{key} failed, building with a per-process flight: %{error}',
+  log_unlock_failed: 'releasing the lock for %{key} failed: %{error}',
+  log_gave_up: 'gave up waiting for %{key}; answered 503',
+  log_finish_waiter_failed: 'answering a request waiting for %{key} failed: %{error}',
+  log_not_stored: 'not storing %{key}: %{reason}',
+  log_skipped: 'left alone: %{reason}',
+  log_coding: 'coding %{coding} for %{size} bytes',
+  log_not_modified: '304 Not Modified (%{reason})',
+  log_minifier_missing: 'optimiseContent 2 needs the optional package %{name}; minifying inline CSS/JS is skipped',
+  log_minify_failed: 'minifying an inline %{kind} block failed; left as it was: %{error}',
+  log_encoding_unavailable: 'encoding %{name} is not available here and is not offered',
+  log_mtime_scan_failed: 'scanning %{path} for modification times failed: %{error}',
+  log_mtime_cache_failed: 'templateMtimeCache %{op} failed: %{error}',
+} as const;
+
+/** A key of the built-in catalog. */
+export type MessageKey = keyof typeof defaultMessages;
+
+const pluralRules = new Map<string, Intl.PluralRules>();
+
+function pluralCategory(locale: string, count: number): Intl.LDMLPluralRule {
+  let rules = pluralRules.get(locale);
+  if (!rules) {
+    rules = new Intl.PluralRules(locale);
+    pluralRules.set(locale, rules);
+  }
+  return rules.select(count);
+}
+
+function pickVariant(variants: Record<string, unknown>, args: MessageArgs, locale: string): unknown {
+  if (typeof args.gender === 'string' && typeof variants[args.gender] === 'string') return variants[args.gender];
+  if (typeof args.count === 'number') {
+    const category = pluralCategory(locale, args.count);
+    // An exact `=0`/`zero` variant reads naturally in English, where PluralRules never answers `zero`.
+    if (args.count === 0 && typeof variants.zero === 'string') return variants.zero;
+    if (typeof variants[category] === 'string') return variants[category];
+  }
+  return variants.other;
+}
+
+function fill(text: string, args: MessageArgs): string {
+  return text.replace(/%\{(\w+)\}/g, (whole, name: string) =>
+    Object.prototype.hasOwnProperty.call(args, name) ? String(args[name]) : whole,
+  );
+}
+
+/**
+ * A catalog with overrides applied.
+ *
+ * @example
+ * const messages = new Messages({ retry_later: 'Bitte gleich noch einmal versuchen.\n' });
+ * messages.text('lock_failed', { path: '/run/x.lock', error: 'EIO' });
+ */
+export class Messages {
+  readonly #overrides: MessageOverrides;
+  readonly #locale: string;
+
+  /**
+   * @param overrides - texts by key; an override of `undefined` makes the key itself the text,
+   *   as in the seed (leave a key out to keep the built-in text).
+   * @param locale - the locale whose plural rules pick a `count` variant.
+   * @defaultValue locale `'en'`
+   */
+  constructor(overrides: MessageOverrides = {}, locale = 'en') {
+    this.#overrides = overrides;
+    this.#locale = locale;
+  }
+
+  /**
+   * The text of `key` with `%{name}` placeholders filled from `args`; the key
+   * itself when it is unknown. A placeholder with no argument stays as written.
+   */
+  text(key: MessageKey | (string & {}), args: MessageArgs = {}): string {
+    let source: unknown;
+    if (Object.prototype.hasOwnProperty.call(this.#overrides, key)) {
+      source = this.#overrides[key];
+      if (source === undefined || source === null) return key;
+    } else {
+      source = (defaultMessages as Record<string, string>)[key];
+      if (source === undefined) return key;
+    }
+    if (typeof source === 'object') source = pickVariant(source as Record<string, unknown>, args, this.#locale);
+    return typeof source === 'string' ? fill(source, args) : key;
+  }
+}
+
+/** The catalog with no overrides. */
+export const builtinMessages = new Messages();
+
+/** True when `value` can be a `messages` option: a plain object of strings or variant objects. */
+export function isMessageOverrides(value: unknown): value is MessageOverrides {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  return Object.values(value).every(
+    (v) =>
+      v === undefined ||
+      typeof v === 'string' ||
+      (v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((s) => typeof s === 'string')),
+  );
+}
