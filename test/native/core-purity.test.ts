@@ -1,0 +1,17 @@
+/** The cores know nothing of JavaScript (STYLE rule 1): no N-API, Node or libuv header in native/core. */
+import test from 'ava';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../../src/native/binding.ts';
+
+test('native/core includes only std and POSIX headers', (t) => {
+  const dir = join(packageRoot, 'native', 'core');
+  const files = readdirSync(dir).filter((f) => /\.(h|cc)$/.test(f));
+  t.true(files.length >= 3, 'the three cores are there');
+  for (const file of files) {
+    const includes = readFileSync(join(dir, file), 'utf8').match(/^\s*#\s*include\s*[<"][^>"]+[>"]/gm) ?? [];
+    for (const line of includes) {
+      t.notRegex(line, /napi|node_api|node\.h|uv\.h|v8\.h/, `${file}: ${line.trim()}`);
+    }
+  }
+});
