@@ -122,12 +122,14 @@ constexpr napi_type_tag kMd5Tag = {0x6b625f6d6435ULL, 0x9c1f3a7e25d84b61ULL};  /
 class Md5 : public Napi::ObjectWrap<Md5> {
  public:
   static Napi::Function Define(Napi::Env env) {
+    Napi::Function constructor = DefineClass(env, "Md5", {});
+    // The methods go on the prototype as plain functions rather than through
+    // InstanceMethod, whose wrapper unwraps `this` before we could check the tag.
     constexpr auto method = static_cast<napi_property_attributes>(napi_writable | napi_configurable);
-    // Plain functions as prototype values rather than InstanceMethod, whose
-    // wrapper unwraps `this` before we could check the tag.
-    return DefineClass(env, "Md5",
-                       {InstanceValue("update", Napi::Function::New(env, Update, "update"), method),
-                        InstanceValue("digest", Napi::Function::New(env, Digest, "digest"), method)});
+    Napi::Object prototype = constructor.Get("prototype").As<Napi::Object>();
+    prototype.DefineProperties({Napi::PropertyDescriptor::Function(env, prototype, "update", Update, method),
+                                Napi::PropertyDescriptor::Function(env, prototype, "digest", Digest, method)});
+    return constructor;
   }
 
   explicit Md5(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Md5>(info) {
