@@ -1,5 +1,5 @@
 // flock(2) lock files. See flock.h for the contract of each function.
-#include "core/flock.h"
+#include "flock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

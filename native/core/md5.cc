@@ -5,7 +5,7 @@
 // so that `~d & c` and the message word need not wait for `b`. Measured with
 // g++ -O3 on x86-64: about 4% faster than node's OpenSSL (assembly) at 1 MiB,
 // where the plain G form was 4% slower (bench/native, bench/md5.bench.ts).
-#include "core/md5.h"
+#include "md5.h"
 
 #include <cstring>
 
