@@ -1,0 +1,207 @@
+/**
+ * A cached response and its binary form. Every store, koa-buffer's own and the
+ * user's, receives the encoded Buffer: one byte string that any Keyv store
+ * keeps losslessly, that a store without TTL support still expires (the
+ * expiry is inside), and that a replayed hit can use without copying the body.
+ *
+ * Layout, version 1 (little-endian):
+ *
+ * | offset | size | field                                  |
+ * |-------:|-----:|----------------------------------------|
+ * |      0 |    4 | magic `KBCE`                           |
+ * |      4 |    1 | version (1)                            |
+ * |      5 |    1 | reserved (0)                           |
+ * |      6 |    2 | status (uint16)                        |
+ * |      8 |    8 | created, ms since the epoch (float64)  |
+ * |     16 |    8 | expires, ms since the epoch (float64)  |
+ * |     24 |    4 | byte length H of the headers (uint32)  |
+ * |     28 |    4 | byte length B of the body (uint32)     |
+ * |     32 |    H | headers as UTF-8 JSON                  |
+ * |   32+H |    B | body                                   |
+ *
+ * Both lengths are recorded so that a value truncated, padded or mangled by a
+ * text-only store no longer adds up and reads as a miss.
+ */
+import { Buffer } from 'node:buffer';
+
+/** A response as the cache keeps it. */
+export interface CacheEntry {
+  /** HTTP status, 100–999 (only 200 is stored today, the format does not care). */
+  status: number;
+  /** Response headers by name; a header sent several times (Set-Cookie, Link) is an array. */
+  headers: Record<string, string | string[]>;
+  /**
+   * The optimised, uncompressed entity. After {@link decodeEntry} it is a view
+   * of the value the store returned: read it, never write into it.
+   */
+  body: Buffer;
+  /** When the entry was built, in milliseconds since the epoch. */
+  created: number;
+  /** When the entry stops being fresh, in milliseconds since the epoch. */
+  expires: number;
+}
+
+const MAGIC = 0x4543424b; // 'KBCE' read as a little-endian uint32
+const VERSION = 1;
+const HEADER_SIZE = 32;
+const MAX_LENGTH = 0xffff_ffff;
+
+/**
+ * The binary form of `entry`, a new Buffer that shares no memory with it.
+ *
+ * @param entry - the response to store
+ * @returns magic, version, status, times, headers as JSON and the body bytes
+ * @throws TypeError when a field has the wrong type (a header value that is not
+ *   a string or an array of strings, a body that is not bytes, a time that is
+ *   not a finite number)
+ * @throws RangeError when the status is not an integer in 100–999, or the
+ *   headers or body exceed 4 GiB
+ *
+ * @example
+ * const value = encodeEntry({ status: 200, headers: { 'content-type': 'text/html' },
+ *   body: Buffer.from('<p>hi'), created: Date.now(), expires: Date.now() + 600_000 });
+ * await store.set(key, value, 600_000);
+ */
+export function encodeEntry(entry: CacheEntry): Buffer {
+  if (entry === null || typeof entry !== 'object') throw new TypeError(`cache entry must be an object, got ${describe(entry)}`);
+  const { status, headers, body, created, expires } = entry;
+  if (!Number.isInteger(status) || status < 100 || status > 999) {
+    throw new RangeError(`cache entry status must be an integer from 100 to 999, got ${describe(status)}`);
+  }
+  if (!Number.isFinite(created)) throw new TypeError(`cache entry created must be a finite number of ms, got ${describe(created)}`);
+  if (!Number.isFinite(expires)) throw new TypeError(`cache entry expires must be a finite number of ms, got ${describe(expires)}`);
+  if (!(body instanceof Uint8Array)) throw new TypeError(`cache entry body must be a Buffer, got ${describe(body)}`);
+  checkHeaders(headers);
+
+  const json = Buffer.from(JSON.stringify(headers), 'utf8');
+  if (json.length > MAX_LENGTH || body.byteLength > MAX_LENGTH) throw new RangeError('cache entry headers and body must each be under 4 GiB');
+  const out = Buffer.allocUnsafe(HEADER_SIZE + json.length + body.byteLength);
+  out.writeUInt32LE(MAGIC, 0);
+  out.writeUInt8(VERSION, 4);
+  out.writeUInt8(0, 5);
+  out.writeUInt16LE(status, 6);
+  out.writeDoubleLE(created, 8);
+  out.writeDoubleLE(expires, 16);
+  out.writeUInt32LE(json.length, 24);
+  out.writeUInt32LE(body.byteLength, 28);
+  json.copy(out, HEADER_SIZE);
+  out.set(body, HEADER_SIZE + json.length);
+  return out;
+}
+
+/**
+ * The entry held in a value read from a store, or `undefined` when the value
+ * is not one (absent, foreign, corrupt, or from a future format version).
+ * Never throws: whatever a store hands back, the worst outcome is a miss.
+ *
+ * Accepts a Buffer, any Uint8Array or ArrayBuffer, and the shapes a JSON round
+ * trip of a Buffer produces: `{ type: 'Buffer', data: [...] }`
+ * (`JSON.stringify(buffer)`) and `':base64:…'` (Keyv's serialiser, read without
+ * its reviver).
+ *
+ * @param value - what `store.get(key)` returned (awaited)
+ * @returns the entry, its body a view of `value`'s bytes, or `undefined`
+ *
+ * @example
+ * const entry = decodeEntry(await store.get(key));
+ * if (entry && isFresh(entry)) replay(entry);
+ */
+export function decodeEntry(value: unknown): CacheEntry | undefined {
+  const bytes = asBytes(value);
+  if (bytes === undefined || bytes.length < HEADER_SIZE) return undefined;
+  if (bytes.readUInt32LE(0) !== MAGIC || bytes.readUInt8(4) !== VERSION) return undefined;
+  const status = bytes.readUInt16LE(6);
+  const created = bytes.readDoubleLE(8);
+  const expires = bytes.readDoubleLE(16);
+  const headersLength = bytes.readUInt32LE(24);
+  const bodyLength = bytes.readUInt32LE(28);
+  if (HEADER_SIZE + headersLength + bodyLength !== bytes.length) return undefined;
+  if (status < 100 || status > 999 || !Number.isFinite(created) || !Number.isFinite(expires)) return undefined;
+
+  let headers: unknown;
+  try {
+    headers = JSON.parse(bytes.toString('utf8', HEADER_SIZE, HEADER_SIZE + headersLength));
+  } catch {
+    return undefined;
+  }
+  if (!validHeaders(headers)) return undefined;
+  const body = bytes.subarray(HEADER_SIZE + headersLength);
+  return { status, headers, body, created, expires };
+}
+
+/**
+ * Whether `entry` may still be served at `now`. The entry's own expiry decides,
+ * so a store that ignores TTLs (a `Map`, a Keyv adapter without expiry) never
+ * replays a stale page.
+ *
+ * @param entry - a decoded entry
+ * @param now - the time to judge by, ms since the epoch
+ * @defaultValue now - `Date.now()`
+ * @returns true while `now` is before `entry.expires`
+ */
+export function isFresh(entry: CacheEntry, now: number = Date.now()): boolean {
+  return now < entry.expires;
+}
+
+/**
+ * Milliseconds `entry` stays fresh after `now`, never negative: the TTL to hand
+ * to `store.set`, and the `ttl=` of a `Cache-Status` hit (in seconds there).
+ *
+ * @param entry - a decoded or about-to-be-encoded entry
+ * @param now - ms since the epoch
+ * @defaultValue now - `Date.now()`
+ */
+export function remainingMs(entry: CacheEntry, now: number = Date.now()): number {
+  return Math.max(0, entry.expires - now);
+}
+
+/** The bytes of `value`, without copying where they already are bytes. */
+function asBytes(value: unknown): Buffer | undefined {
+  if (Buffer.isBuffer(value)) return value;
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  if (value instanceof ArrayBuffer) return Buffer.from(value);
+  if (typeof value === 'string') {
+    // Keyv writes a Buffer as ':base64:' + base64; strict base64 only, since
+    // Buffer.from silently skips characters that do not belong.
+    if (!value.startsWith(':base64:')) return undefined;
+    const text = value.slice(8);
+    return /^[A-Za-z0-9+/]*={0,2}$/.test(text) && text.length % 4 === 0 ? Buffer.from(text, 'base64') : undefined;
+  }
+  if (value !== null && typeof value === 'object') {
+    const { type, data } = value as { type?: unknown; data?: unknown };
+    if (type !== 'Buffer' || !Array.isArray(data)) return undefined;
+    for (const byte of data) if (!Number.isInteger(byte) || byte < 0 || byte > 255) return undefined;
+    return Buffer.from(data as number[]);
+  }
+  return undefined;
+}
+
+function validHeaders(headers: unknown): headers is Record<string, string | string[]> {
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return false;
+  for (const value of Object.values(headers)) {
+    if (typeof value === 'string') continue;
+    if (!Array.isArray(value)) return false;
+    for (const item of value) if (typeof item !== 'string') return false;
+  }
+  return true;
+}
+
+function checkHeaders(headers: unknown): void {
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) {
+    throw new TypeError(`cache entry headers must be an object, got ${describe(headers)}`);
+  }
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value === 'string') continue;
+    if (Array.isArray(value) && value.every((item) => typeof item === 'string')) continue;
+    throw new TypeError(`cache entry header '${name}' must be a string or an array of strings, got ${describe(value)}`);
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return value.constructor?.name ? `a ${value.constructor.name}` : 'an object';
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  return `${typeof value} ${String(value)}`;
+}
