@@ -12,13 +12,14 @@
  */
 import * as crypto from 'node:crypto';
 import { alternate, compare, opsPerSecond, quick, report, type Row, type Sample } from './harness.ts';
-import { native, twins } from '../src/native/core.ts';
+import { native as maybeNative, twins } from '../src/native/core.ts';
 import { addonUnavailableReason } from '../src/native/binding.ts';
 
-if (!native) {
+if (!maybeNative) {
   console.error(`md5 bench: the native addon is unavailable (${addonUnavailableReason}); build it with npx node-gyp rebuild`);
   process.exit(1);
 }
+const native = maybeNative;
 
 const reps = quick ? 3 : 9;
 const budgetMs = quick ? 100 : 300;
