@@ -17,4 +17,8 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
 
 }  // namespace kb::js
 
-NODE_API_MODULE(koa_buffer, kb::js::Init)
+// NODE_API_MODULE pastes its second argument into an identifier, so it
+// needs an unqualified name: `kb::js::Init` does not compile there.
+static Napi::Object KoaBufferInit(Napi::Env env, Napi::Object exports) { return kb::js::Init(env, exports); }
+
+NODE_API_MODULE(koa_buffer, KoaBufferInit)
