@@ -107,6 +107,8 @@ export const defaultMessages = {
   log_not_stored: 'not storing %{key}: %{reason}',
   log_skipped: 'left alone: %{reason}',
   log_coding: 'coding %{coding} for %{size} bytes',
+  log_identity: 'sending %{size} bytes uncompressed: %{reason}',
+  log_compressed: 'compressed %{size} bytes to %{compressedSize} with %{coding} level %{level} (%{mode})',
   log_not_modified: '304 Not Modified (%{reason})',
   log_minifier_missing: 'optimiseContent 2 needs the optional package %{name}; minifying inline CSS/JS is skipped',
   log_minify_failed: 'minifying an inline %{kind} block failed; left as it was: %{error}',
