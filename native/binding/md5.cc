@@ -72,11 +72,16 @@ class DataArg {
       case napi_int32_array:
       case napi_uint32_array:
       case napi_float32_array: size_ = length * 4; return;
+      case napi_float64_array:
+      case napi_bigint64_array:
+      case napi_biguint64_array: size_ = length * 8; return;
       default: break;
     }
-    // Float64, BigInt64 and kinds newer than this file: ask the view itself.
-    size_ = static_cast<std::size_t>(
-        Napi::Object(env, value).Get("byteLength").As<Napi::Number>().Int64Value());
+    // A kind newer than this file: Node reports any view's byte length
+    // through the Buffer accessor. Never the `byteLength` property, which
+    // script can redefine on an instance and so send us past the end.
+    Check(env, napi_get_buffer_info(env, value, &data, &size_));
+    data_ = static_cast<const std::uint8_t*>(data);
   }
 
   void FromString(napi_env env, napi_value value) {

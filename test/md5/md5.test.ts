@@ -116,6 +116,15 @@ for (const [name, impl] of impls) {
     t.is(new impl.Md5().update(dataView).digest('hex'), expected, 'Md5 of a DataView at offset 13');
   });
 
+  test(`${name}: a view whose byteLength property is redefined is hashed over its real bytes`, (t) => {
+    const backing = new ArrayBuffer(1024);
+    bytes(1024, 5).copy(new Uint8Array(backing));
+    for (const view of [new Float64Array(backing, 8, 4), new Uint8Array(backing, 8, 32), new DataView(backing, 8, 32)]) {
+      Object.defineProperty(view, 'byteLength', { value: 1 << 30 });
+      t.is(impl.md5(view), reference(Buffer.from(backing, 8, 32)).toString('hex'), `${view.constructor.name} is 32 bytes`);
+    }
+  });
+
   test(`${name}: a small Buffer from the shared pool is hashed over its slice, not the pool`, (t) => {
     const pooled = Buffer.from('a small string lives in the pool');
     t.true(pooled.buffer.byteLength > pooled.length, 'the Buffer is a view into a larger pool');
