@@ -1,0 +1,81 @@
+/**
+ * What koa-buffer keeps per request, and the `ctx.bufferIsCached()` method it
+ * installs (SPEC 2), typed by augmenting Koa's context.
+ *
+ * The state lives in a WeakMap keyed by the context, so nothing is added to
+ * `ctx` beyond the documented method and the state goes when the request does.
+ * The server-side cache (SPEC 7) hooks in here: it marks replayed responses,
+ * receives the optimised, uncompressed entity through `storeEntry`, and
+ * answers its waiters from `onFinish`, which the middleware runs in a
+ * `finally`, also when a step throws.
+ */
+import type { Context } from 'koa';
+import type { ResolvedOptions } from './options.ts';
+
+declare module 'koa' {
+  interface DefaultContext {
+    /**
+     * Looks the response up in the server-side cache (SPEC 7). Resolves true
+     * when koa-buffer has sent, or will send, the response (a cache hit, or a
+     * request now waiting for another one building it): the action should
+     * then just return. False when the action must do its work.
+     *
+     * @example
+     * app.use(async (ctx) => {
+     *   if (await ctx.bufferIsCached()) return;
+     *   ctx.body = await slowReport();
+     * });
+     */
+    bufferIsCached(): Promise<boolean>;
+  }
+}
+
+/** The response the STORE step hands over: the optimised, uncompressed entity. */
+export interface StoreableResponse {
+  status: number;
+  /** Response headers, lowercased names, without Content-Encoding and Content-Length (they describe one representation). */
+  headers: Record<string, string | string[]>;
+  /** The optimised, uncompressed entity. */
+  body: Buffer;
+}
+
+/** Per-request state. */
+export interface RequestState {
+  /** The `buffer()` options. */
+  readonly config: ResolvedOptions;
+  /**
+   * True when the body was replayed (a cache hit, or a waiter answered from
+   * another request's build): it was optimised when it was built, so
+   * OPTIMISE is skipped, and it is not stored again.
+   */
+  replayed: boolean;
+  /** Called by the STORE step, between COMPRESS and VALIDATE, when the cache wants this response. */
+  storeEntry: ((entry: StoreableResponse) => void | Promise<void>) | undefined;
+  /** Run after SEND, in a finally, also when a step or the action threw (answer waiters, release locks). */
+  readonly onFinish: Array<() => void | Promise<void>>;
+}
+
+const states = new WeakMap<Context, RequestState>();
+
+/** The state of a request `buffer()` has seen, or undefined. */
+export function requestState(ctx: Context): RequestState | undefined {
+  return states.get(ctx);
+}
+
+/** Starts the state of a request. */
+export function openState(ctx: Context, config: ResolvedOptions): RequestState {
+  const state: RequestState = { config, replayed: false, storeEntry: undefined, onFinish: [] };
+  states.set(ctx, state);
+  return state;
+}
+
+/**
+ * The `ctx.bufferIsCached` installed on every request (one shared function,
+ * so installing it allocates nothing). Without a cache it answers false.
+ */
+export async function bufferIsCached(this: Context): Promise<boolean> {
+  const state = states.get(this);
+  if (!state || state.config.cache === undefined) return false;
+  // The server-side cache (issue 5) plugs in here.
+  return false;
+}

@@ -1,0 +1,294 @@
+/**
+ * `buffer(options)`: the middleware that reworks every response on its way
+ * out, in the order of SPEC 4 and the seed's picture C:
+ *
+ *   CHECK → OPTIMISE → COMPRESS → STORE → VALIDATE (304) → SEND, then FINISH
+ *
+ * FINISH runs in a `finally`, so a request that built a cache entry always
+ * answers its waiters and releases its lock, also when a step throws.
+ */
+import type { Context, Middleware, Next } from 'koa';
+import { bufferIsCached, openState, requestState, type RequestState } from './context.ts';
+import { md5 } from './native/exports.ts';
+import { readOverride, resolveOptions, responseOptions, type BufferOptions, type ResolvedOptions } from './options.ts';
+import { codingAvailable, compress } from './response/compress.ts';
+import { notModifiedReason } from './response/conditional.ts';
+import { DecisionLog } from './response/decision-log.ts';
+import { entityTag } from './response/etag.ts';
+import { httpDate, lastModifiedSeconds } from './response/last-modified.ts';
+import { isHtml, mediaType } from './response/media-types.ts';
+import { RepresentationMemo } from './response/memo.ts';
+import { negotiate, type Coding } from './response/negotiate.ts';
+import { optimiseHtml } from './response/optimise.ts';
+import { addVary } from './response/vary.ts';
+import { sectionDeclarations } from './section.ts';
+
+/** What one `buffer()` middleware shares between its requests. */
+interface Shared {
+  readonly config: ResolvedOptions;
+  readonly memo: RepresentationMemo;
+  readonly log: DecisionLog;
+  /** Compressions under way, by memo key, so concurrent requests for new bytes compress them once. */
+  readonly compressing: Map<string, Promise<Buffer | null>>;
+}
+
+/** One response on its way through the pipeline. */
+interface Work {
+  readonly ctx: Context;
+  readonly state: RequestState;
+  readonly options: ResolvedOptions;
+  /** The body as the action made it, as bytes. */
+  readonly raw: Buffer;
+  /** Bare, lowercased media type. */
+  readonly type: string;
+  /** The optimisation settings that turn raw into entity ('' for none), part of the memo key. */
+  variant: string;
+  /** The uncompressed (optimised) entity: what the ETag and the cache describe. */
+  entity: Buffer;
+  /** MD5 hex of entity, once known. */
+  md5: string | undefined;
+  coding: Coding | 'identity';
+  /** The bytes to send. */
+  payload: Buffer;
+}
+
+/** A pipeline step; false stops the pipeline (the response is complete). */
+type Step = (work: Work, shared: Shared) => boolean | Promise<boolean>;
+
+// --- 1. CHECK ---------------------------------------------------------------
+
+function isStreamLike(body: object): boolean {
+  return typeof (body as { pipe?: unknown }).pipe === 'function' || body instanceof ReadableStream || body instanceof Blob || body instanceof Response;
+}
+
+/** The body as bytes, or the reason it is left alone. */
+function bodyBytes(ctx: Context): Buffer | string {
+  const body: unknown = ctx.body;
+  if (body === null || body === undefined) return 'empty body';
+  if (typeof body === 'string') return Buffer.from(body);
+  if (Buffer.isBuffer(body)) return body;
+  if (typeof body === 'object' && isStreamLike(body)) return 'stream body';
+  // Anything else Koa would send as JSON; serialise it the same way, so it can be compressed.
+  const json = JSON.stringify(body);
+  if (json === undefined) return 'body has no JSON form';
+  if (!ctx.res.hasHeader('Content-Type')) ctx.type = 'application/json; charset=utf-8';
+  return Buffer.from(json);
+}
+
+/** Decides whether koa-buffer handles this response; the Work when it does. */
+function check(ctx: Context, state: RequestState, shared: Shared): Work | undefined {
+  const skip = (reason: string): undefined => {
+    shared.log.debug('log_skipped', { reason });
+    return undefined;
+  };
+  const override = readOverride((ctx.state as Record<string, unknown> | undefined)?.buffer);
+  if (override.off) return skip('ctx.state.buffer turns koa-buffer off for this response');
+  if (ctx.respond === false || !ctx.writable || ctx.res.headersSent) return skip('the response is sent by other means');
+  const status = ctx.status;
+  // RFC 9110 15.3.5, 15.3.7, 15.4.5: no content to rework; 1xx never reach here as a final status.
+  if (status < 200 || status === 204 || status === 206 || status === 304) return skip(`status ${status}`);
+  if (ctx.res.hasHeader('Content-Encoding')) return skip('Content-Encoding already set');
+  const raw = bodyBytes(ctx);
+  if (typeof raw === 'string') return skip(raw);
+  if (raw.length === 0) return skip('empty body');
+  const type = mediaType(ctx.response.get('Content-Type'));
+  if (type === undefined) return skip('no media type');
+  const options = responseOptions(state.config, sectionDeclarations(ctx), override.values);
+  if (options.excludedTypes.matches(type)) return skip(`excluded media type ${type}`);
+  return { ctx, state, options, raw, type, variant: '', entity: raw, md5: undefined, coding: 'identity', payload: raw };
+}
+
+/** MD5 of the entity, computed once; a new entity is taught to the memo under its variant. */
+function digest(work: Work, shared: Shared): string {
+  if (work.md5 === undefined) {
+    work.md5 = md5(work.entity);
+    shared.memo.learn(work.raw, work.variant, work.entity, work.md5);
+  }
+  return work.md5;
+}
+
+// --- 2. OPTIMISE ------------------------------------------------------------
+
+const optimise: Step = async (work, shared) => {
+  const { ctx, options } = work;
+  // HTML only, and never a replayed entry: it was optimised when it was built.
+  const wanted = options.optimiseContent >= 1 && isHtml(work.type) && !work.state.replayed;
+  const level = options.optimiseContent === 2 ? 2 : 1;
+  // Link rewriting depends on the host and path, so they are part of what made the entity.
+  if (wanted) work.variant = options.rewriteLinks ? `o${level}\0${ctx.host}\0${ctx.path}` : `o${level}`;
+  const known = shared.memo.recall(work.raw, work.variant);
+  if (known) {
+    work.entity = known.entity;
+    work.md5 = known.md5;
+  } else if (wanted) {
+    work.entity = await optimiseHtml(work.raw, {
+      level, rewriteLinks: options.rewriteLinks, host: ctx.host, path: ctx.path,
+      logger: shared.log.logger, messages: shared.log.messages, debug: shared.log.debugEnabled,
+    });
+  }
+  work.payload = work.entity;
+  return true;
+};
+
+// --- 3. COMPRESS ------------------------------------------------------------
+
+/** Compresses the entity, or finds it in the memo; null when compression does not make it smaller. */
+async function encoded(work: Work, coding: Coding, level: number, shared: Shared): Promise<Buffer | null> {
+  const run = async (): Promise<Buffer | null> => {
+    const { bytes, mode } = await compress(work.entity, coding, level);
+    shared.log.debug('log_compressed', { size: work.entity.length, compressedSize: bytes.length, coding, level, mode });
+    return bytes.length < work.entity.length ? bytes : null;
+  };
+  if (!shared.memo.enabled) return run();
+  const md5hex = digest(work, shared);
+  const known = shared.memo.encoded(md5hex, coding, level);
+  if (known !== undefined) return known;
+  const key = `${md5hex}\0${coding}\0${level}`;
+  let pending = shared.compressing.get(key);
+  if (!pending) {
+    pending = run().finally(() => shared.compressing.delete(key));
+    shared.compressing.set(key, pending);
+    shared.memo.remember(md5hex, coding, level, await pending);
+  }
+  return pending;
+}
+
+/**
+ * True when VALIDATE will answer 304 for this coding whatever the compressed
+ * bytes are: the client already holds exactly this representation, so
+ * compressing it again would be wasted (the ETag depends on the entity and
+ * the coding, not on the compressed bytes).
+ */
+function clientHolds(work: Work, coding: Coding, shared: Shared): boolean {
+  const { ctx, options } = work;
+  const ifNoneMatch = ctx.request.headers['if-none-match'];
+  if (ifNoneMatch === undefined || !options.generate304 || !options.generateEtag || ctx.status !== 200) return false;
+  if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || ctx.res.hasHeader('ETag')) return false;
+  return notModifiedReason({ ifNoneMatch, ifModifiedSince: undefined, etag: entityTag(digest(work, shared), coding), lastModified: undefined, trustLastModified: false }) !== undefined;
+}
+
+const compressStep: Step = async (work, shared) => {
+  const { ctx, options } = work;
+  const identity = (reason: string): true => {
+    shared.log.debug('log_identity', { size: work.entity.length, reason });
+    return true;
+  };
+  if (!options.compressContent) return identity('compressContent is off');
+  if (!options.compressibleTypes.matches(work.type)) return identity(`${work.type} is not compressible`);
+  addVary(ctx, 'Accept-Encoding');
+  const { coding, reason } = negotiate(ctx.request.headers['accept-encoding'], options.encodings);
+  if (coding === 'identity') return identity(reason ?? 'identity');
+  if (work.entity.length < options.minCompressSize) return identity(`smaller than minCompressSize (${options.minCompressSize})`);
+  if (!codingAvailable(coding)) {
+    shared.log.error('log_encoding_unavailable', { name: coding });
+    return identity(`${coding} is not available`);
+  }
+  if (!clientHolds(work, coding, shared)) {
+    const bytes = await encoded(work, coding, options.compressionLevels[coding], shared);
+    if (bytes === null) return identity(`${coding} would not make it smaller`);
+    work.payload = bytes;
+  }
+  work.coding = coding;
+  ctx.set('Content-Encoding', coding);
+  shared.log.debug('log_coding', { coding, size: work.payload.length });
+  return true;
+};
+
+// --- 4. STORE ---------------------------------------------------------------
+
+const store: Step = async (work) => {
+  const { ctx, state } = work;
+  if (!state.storeEntry || state.replayed) return true;
+  const headers = { ...ctx.response.headers } as Record<string, string | string[]>;
+  delete headers['content-encoding'];
+  delete headers['content-length'];
+  await state.storeEntry({ status: ctx.status, headers, body: work.entity });
+  return true;
+};
+
+// --- 5. VALIDATE ------------------------------------------------------------
+
+const validate: Step = async (work, shared) => {
+  const { ctx, options } = work;
+  // ETag, Last-Modified and 304 belong to 200 responses to GET and HEAD only.
+  if (ctx.status !== 200 || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return true;
+  if (options.generateEtag && !ctx.res.hasHeader('ETag')) ctx.set('ETag', entityTag(digest(work, shared), work.coding));
+  if (options.lastModified && !ctx.res.hasHeader('Last-Modified')) {
+    const seconds = await lastModifiedSeconds(options.lastModified, ctx, {
+      templatePaths: options.templatePaths, templateMtimeCache: options.templateMtimeCache,
+      templateMtimeCacheDuration: options.templateMtimeCacheDuration, logger: shared.log.logger, messages: shared.log.messages,
+    });
+    if (seconds !== undefined) ctx.set('Last-Modified', httpDate(seconds));
+  }
+  if (!options.generate304) return true;
+  const headers = ctx.request.headers;
+  const reason = notModifiedReason({
+    ifNoneMatch: headers['if-none-match'],
+    ifModifiedSince: headers['if-modified-since'],
+    etag: ctx.response.get('ETag') || undefined,
+    lastModified: ctx.response.get('Last-Modified') || undefined,
+    trustLastModified: options.trustLastModified,
+  });
+  if (reason === undefined) return true;
+  shared.log.debug('log_not_modified', { reason });
+  // Koa drops the body, Content-Type and Content-Length of a 304; the coding goes too.
+  // ETag, Last-Modified, Vary, Cache-Control, Content-Location, Expires and Date stay (RFC 9110 15.4.5).
+  ctx.status = 304;
+  ctx.remove('Content-Encoding');
+  return false;
+};
+
+// --- 6. SEND ----------------------------------------------------------------
+
+const send: Step = (work) => {
+  // Koa sets Content-Length from a Buffer body, unless Transfer-Encoding is set.
+  work.ctx.remove('Transfer-Encoding');
+  work.ctx.body = work.payload;
+  return true;
+};
+
+/** Steps 2 to 6, top to bottom. */
+const pipeline: readonly Step[] = [optimise, compressStep, store, validate, send];
+
+/**
+ * The koa-buffer middleware (SPEC 2): optimises HTML, compresses with br,
+ * zstd or gzip, adds ETag and Last-Modified and answers 304 Not Modified,
+ * for every response of the routes mounted after it. It installs
+ * `ctx.bufferIsCached()` on every request it sees.
+ *
+ * @param options - see {@link BufferOptions}; all optional
+ * @returns the Koa middleware
+ * @throws BufferOptionError naming the first bad option, in ASCII order of option names
+ * @example
+ * const app = new Koa();
+ * app.use(buffer({ optimiseContent: 1 }));
+ * app.use((ctx) => { ctx.body = '<!doctype html><p>Hello</p>'; });
+ */
+export function buffer(options?: BufferOptions): Middleware {
+  const config = resolveOptions(options);
+  const shared: Shared = {
+    config,
+    memo: new RepresentationMemo(config.memoMaxSize),
+    log: new DecisionLog(config.logger, config.messages),
+    compressing: new Map(),
+  };
+  return async function bufferMiddleware(ctx: Context, next: Next): Promise<void> {
+    // An outer buffer() already reworks this request; a second pass would only redo its work.
+    if (requestState(ctx)) return next();
+    const state = openState(ctx, config);
+    ctx.bufferIsCached = bufferIsCached;
+    try {
+      await next();
+      const work = check(ctx, state, shared); // 1. CHECK
+      if (work) for (const step of pipeline) if (!(await step(work, shared))) break;
+    } finally {
+      for (const finish of state.onFinish) {
+        try {
+          await finish();
+        } catch (error) {
+          shared.log.error('log_finish_waiter_failed', { key: '', error: (error as Error)?.message ?? String(error) });
+        }
+      }
+    }
+  };
+}

@@ -1,0 +1,426 @@
+/**
+ * The options of `buffer()` (SPEC 3): their types, defaults and validation,
+ * and the per-response view that lays `bufferSection` declarations and
+ * `ctx.state.buffer` over them (SPEC 2).
+ *
+ * Validation follows the seed's register MESSAGES: option names are checked
+ * in ASCII order, unknown ones at their place in it, only the first problem
+ * is reported, and the checks that look at several options come last.
+ */
+import type { Context } from 'koa';
+import { parseDuration } from './duration.ts';
+import { BufferOptionError } from './errors.ts';
+import { defaultLogger, isLogger, type Logger } from './logger.ts';
+import { isMessageOverrides, Messages, type MessageOverrides } from './messages.ts';
+import { codingAvailable, defaultLevels, levelRange } from './response/compress.ts';
+import { isLastModifiedOption, type LastModifiedOption, type MtimeCache } from './response/last-modified.ts';
+import { defaultCompressibleTypes, defaultExcludedTypes, isMediaTypeList, TypeMatcher } from './response/media-types.ts';
+import { defaultMemoMaxSize } from './response/memo.ts';
+import { allCodings, canonicalCoding, type Coding } from './response/negotiate.ts';
+
+/** A Keyv-compatible store: `get`, `set(key, value, ttlMs)`, `delete`, each sync or async. */
+export interface CacheStore {
+  get(key: string): unknown;
+  set(key: string, value: unknown, ttlMs?: number): unknown;
+  delete(key: string): unknown;
+}
+
+/** The cache-lock protocol of SPEC 6 (sync or async). */
+export interface CacheLock {
+  acquire(key: string, options?: { ttl?: number }): unknown;
+  release(guard: unknown): unknown;
+  /** Seconds; a backend with a time to live must outlast cacheLockTimeout. */
+  readonly ttl?: number;
+}
+
+/** A content coding name as the `encodings` option takes it. */
+export type EncodingName = Coding | 'x-gzip';
+
+/** A flag: booleans, or 0 and 1 as in the seed. */
+export type Flag = boolean | 0 | 1;
+
+/** Options of {@link buffer} (SPEC 3); every one is optional. */
+export interface BufferOptions {
+  /** Compress eligible responses. @defaultValue true */
+  compressContent?: Flag;
+  /** 0 off, 1 squash HTML, 2 also minify inline CSS/JS. @defaultValue 0 */
+  optimiseContent?: 0 | 1 | 2;
+  /** With optimisation, shorten links to this site. @defaultValue true */
+  rewriteLinks?: Flag;
+  /** ETag on 200 GET/HEAD: the MD5 of the uncompressed body with a coding suffix. @defaultValue true */
+  generateEtag?: Flag;
+  /** Answer 304 Not Modified. @defaultValue true */
+  generate304?: Flag;
+  /** false/0 none; true/1 newest mtime of the app script and templatePaths; epoch seconds; a date string; or a function of ctx. @defaultValue true */
+  lastModified?: LastModifiedOption;
+  /** Also honour If-Modified-Since when the page has an ETag. @defaultValue false */
+  trustLastModified?: Flag;
+  /** Files and directories (scanned recursively) whose mtimes count beside the app script. @defaultValue [] */
+  templatePaths?: string[];
+  /** Remembers the template mtime scan: an object with get/set (a Keyv works). */
+  templateMtimeCache?: MtimeCache;
+  /** Seconds or a duration string. @defaultValue 10 */
+  templateMtimeCacheDuration?: number | string;
+  /** Bytes; smaller bodies are not compressed. @defaultValue 32 */
+  minCompressSize?: number;
+  /** Codings offered, in server preference order. @defaultValue ['br', 'zstd', 'gzip'] */
+  encodings?: EncodingName[];
+  /** Levels per coding. @defaultValue { br: 4, zstd: 3, gzip: 6 } */
+  compressionLevels?: Partial<Record<EncodingName, number>>;
+  /** Media types to compress: exact strings (case-insensitive) or RegExps. @defaultValue text/*, JSON, JavaScript, XML, XHTML, SVG, +json, +xml */
+  compressibleTypes?: Array<string | RegExp>;
+  /** Media types never buffered. @defaultValue ['text/event-stream'] */
+  excludedTypes?: Array<string | RegExp>;
+  /** The server-side cache: true (in-memory), a Keyv-compatible store, or 'sqlite:PATH' / 'redis://…'. */
+  cache?: true | CacheStore | string;
+  /** Seconds or a duration string. @defaultValue '10 minutes' */
+  cacheDuration?: number | string;
+  /** Replaces the generated cache key; '' falls back to it. */
+  cacheKey?: string | ((ctx: Context) => string | undefined | null);
+  /** Coalesce concurrent misses of one key. @defaultValue true */
+  cacheSingleFlight?: Flag;
+  /** Seconds (> 0) a waiter may wait; also bounds a flight. @defaultValue 10 */
+  cacheLockTimeout?: number;
+  /** Elects one builder across processes (SPEC 6). */
+  cacheLock?: CacheLock;
+  /** Shorthand for `cacheLock: new FileLock({dir})`. */
+  cacheLockDir?: string;
+  /** Request headers joining the generated key. @defaultValue ['cookie'] */
+  varyBy?: string[];
+  /** Bytes; larger bodies are not stored. @defaultValue 8 MiB */
+  cacheMaxSize?: number;
+  /** What a waiter does when the build it waited for fails. @defaultValue 'retry-later' */
+  cacheWaitFailure?: 'retry-later' | 'run';
+  /** Bytes of the representation memo; 0 turns it off. @defaultValue 64 MiB */
+  memoMaxSize?: number;
+  /** Message overrides by key (SPEC 8). */
+  messages?: MessageOverrides;
+  /** pino-compatible logger. @defaultValue writes warnings and errors to stderr */
+  logger?: Logger;
+}
+
+/** The options a {@link bufferSection} may declare. */
+export type SectionOptions = Pick<BufferOptions, 'compressContent' | 'optimiseContent' | 'rewriteLinks' | 'trustLastModified'>;
+
+/** The options as the pipeline uses them: validated, defaulted and compiled. */
+export interface ResolvedOptions {
+  compressContent: boolean;
+  optimiseContent: 0 | 1 | 2;
+  rewriteLinks: boolean;
+  generateEtag: boolean;
+  generate304: boolean;
+  /** The option as given (a function is called per response). */
+  lastModified: LastModifiedOption;
+  trustLastModified: boolean;
+  templatePaths: readonly string[];
+  templateMtimeCache: MtimeCache | undefined;
+  /** Seconds. */
+  templateMtimeCacheDuration: number;
+  minCompressSize: number;
+  /** Canonical and available, in server preference order. */
+  encodings: readonly Coding[];
+  compressionLevels: Readonly<Record<Coding, number>>;
+  compressibleTypes: TypeMatcher;
+  excludedTypes: TypeMatcher;
+  cache: true | CacheStore | string | undefined;
+  /** Seconds. */
+  cacheDuration: number;
+  cacheKey: string | ((ctx: Context) => string | undefined | null) | undefined;
+  cacheSingleFlight: boolean;
+  /** Seconds. */
+  cacheLockTimeout: number;
+  cacheLock: CacheLock | undefined;
+  cacheLockDir: string | undefined;
+  /** Lowercased header names. */
+  varyBy: readonly string[];
+  cacheMaxSize: number;
+  cacheWaitFailure: 'retry-later' | 'run';
+  memoMaxSize: number;
+  messages: Messages;
+  logger: Logger;
+}
+
+/** Default cacheLockTimeout, seconds; also what an unusable per-response value falls back to. */
+export const defaultCacheLockTimeout = 10;
+
+const defaults: Omit<ResolvedOptions, 'messages' | 'logger' | 'encodings'> = {
+  compressContent: true,
+  optimiseContent: 0,
+  rewriteLinks: true,
+  generateEtag: true,
+  generate304: true,
+  lastModified: true,
+  trustLastModified: false,
+  templatePaths: [],
+  templateMtimeCache: undefined,
+  templateMtimeCacheDuration: 10,
+  minCompressSize: 32,
+  compressionLevels: defaultLevels,
+  compressibleTypes: new TypeMatcher(defaultCompressibleTypes),
+  excludedTypes: new TypeMatcher(defaultExcludedTypes),
+  cache: undefined,
+  cacheDuration: 600,
+  cacheKey: undefined,
+  cacheSingleFlight: true,
+  cacheLockTimeout: defaultCacheLockTimeout,
+  cacheLock: undefined,
+  cacheLockDir: undefined,
+  varyBy: ['cookie'],
+  cacheMaxSize: 8 * 1024 * 1024,
+  cacheWaitFailure: 'retry-later',
+  memoMaxSize: defaultMemoMaxSize,
+};
+
+// --- value checks -----------------------------------------------------------
+
+const isNil = (v: unknown): v is undefined | null => v === undefined || v === null;
+const isFlag = (v: unknown): boolean => isNil(v) || typeof v === 'boolean' || v === 0 || v === 1;
+const hasMethods = (v: unknown, ...names: string[]): boolean =>
+  v !== null && (typeof v === 'object' || typeof v === 'function') && names.every((n) => typeof (v as Record<string, unknown>)[n] === 'function');
+const isNonNegativeInteger = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isPositiveDuration = (v: unknown): boolean => {
+  const seconds = parseDuration(v);
+  return seconds !== undefined && seconds > 0;
+};
+const headerName = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
+const isCacheUrl = (v: string): boolean => /^sqlite:.+$/.test(v) || /^rediss?:\/\/.+$/.test(v);
+
+function isLevels(v: unknown): boolean {
+  if (isNil(v)) return true;
+  if (typeof v !== 'object' || Array.isArray(v)) return false;
+  return Object.entries(v as Record<string, unknown>).every(([name, level]) => {
+    const coding = canonicalCoding(name);
+    if (!coding) return false;
+    const [min, max] = levelRange[coding];
+    return typeof level === 'number' && Number.isInteger(level) && level >= min && level <= max;
+  });
+}
+
+interface Rule {
+  /** The catalog key of the problem. */
+  key: string;
+  /** True when `value` is acceptable (undefined included where it is). */
+  ok: (value: unknown) => boolean;
+}
+
+const flag: Rule = { key: 'option_flag', ok: isFlag };
+
+/** One rule per option. `undefined` is refused only for encodings, the type lists, varyBy and minCompressSize. */
+const rules: Record<keyof BufferOptions, Rule> = {
+  cache: { key: 'option_cache', ok: (v) => isNil(v) || v === false || v === true || hasMethods(v, 'get', 'set', 'delete') || (typeof v === 'string' && isCacheUrl(v)) },
+  cacheDuration: { key: 'option_cache_duration', ok: (v) => isNil(v) || isPositiveDuration(v) },
+  cacheKey: { key: 'option_cache_key', ok: (v) => isNil(v) || typeof v === 'string' || typeof v === 'function' },
+  cacheLock: { key: 'option_cache_lock', ok: (v) => isNil(v) || hasMethods(v, 'acquire', 'release') },
+  cacheLockDir: { key: 'option_cache_lock_dir', ok: (v) => isNil(v) || (typeof v === 'string' && v !== '') },
+  cacheLockTimeout: { key: 'option_cache_lock_timeout', ok: (v) => isNil(v) || (typeof v === 'number' && Number.isFinite(v) && v > 0) },
+  cacheMaxSize: { key: 'option_cache_max_size', ok: (v) => isNil(v) || (isNonNegativeInteger(v) && v > 0) },
+  cacheSingleFlight: flag,
+  cacheWaitFailure: { key: 'option_cache_wait_failure', ok: (v) => isNil(v) || v === 'retry-later' || v === 'run' },
+  compressContent: flag,
+  compressibleTypes: { key: 'option_compressible_types', ok: isMediaTypeList },
+  compressionLevels: { key: 'option_compression_levels', ok: isLevels },
+  encodings: { key: 'option_encodings', ok: (v) => Array.isArray(v) && v.every((e) => typeof e === 'string') },
+  excludedTypes: { key: 'option_excluded_types', ok: isMediaTypeList },
+  generate304: flag,
+  generateEtag: flag,
+  lastModified: { key: 'option_last_modified', ok: isLastModifiedOption },
+  logger: { key: 'option_logger', ok: (v) => isNil(v) || isLogger(v) },
+  memoMaxSize: { key: 'option_memo_max_size', ok: (v) => isNil(v) || isNonNegativeInteger(v) },
+  messages: { key: 'option_messages', ok: (v) => isNil(v) || isMessageOverrides(v) },
+  minCompressSize: { key: 'option_min_compress_size', ok: isNonNegativeInteger },
+  optimiseContent: { key: 'option_optimise_content', ok: (v) => isNil(v) || v === 0 || v === 1 || v === 2 },
+  rewriteLinks: flag,
+  templateMtimeCache: { key: 'option_template_mtime_cache', ok: (v) => isNil(v) || hasMethods(v, 'get', 'set') },
+  templateMtimeCacheDuration: { key: 'option_template_mtime_cache_duration', ok: (v) => isNil(v) || isPositiveDuration(v) },
+  templatePaths: { key: 'option_template_paths', ok: (v) => isNil(v) || (Array.isArray(v) && v.every((p) => typeof p === 'string' && p !== '')) },
+  trustLastModified: flag,
+  varyBy: { key: 'option_vary_by', ok: (v) => Array.isArray(v) && v.every((h) => typeof h === 'string' && headerName.test(h)) },
+};
+
+const known = new Set(Object.keys(rules));
+
+/** True for a plain object literal (or one made with Object.create(null)). */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** The first problem among the named options, checked in ASCII order; throws it. */
+function checkEach(options: Record<string, unknown>, messages: Messages): void {
+  // Array#sort compares UTF-16 code units, which for ASCII names is ASCII order.
+  for (const name of Object.keys(options).sort()) {
+    if (!known.has(name)) throw new BufferOptionError('unknown_option', { name }, messages);
+    const rule = rules[name as keyof BufferOptions];
+    if (!rule.ok(options[name])) throw new BufferOptionError(rule.key, { name }, messages);
+  }
+}
+
+/** The checks that look at more than one option, after all the others. */
+function checkTogether(options: Record<string, unknown>, messages: Messages, cacheLockTimeout: number): void {
+  if (!isNil(options.cacheLock) && !isNil(options.cacheLockDir)) throw new BufferOptionError('lock_options_combined', {}, messages);
+  const ttl = (options.cacheLock as CacheLock | undefined)?.ttl;
+  if (typeof ttl === 'number' && ttl <= cacheLockTimeout) throw new BufferOptionError('lock_ttl_too_short', { ttl, timeout: cacheLockTimeout }, messages);
+  for (const name of (options.encodings as string[] | undefined) ?? []) {
+    if (!canonicalCoding(name)) throw new BufferOptionError('unknown_encoding', { name }, messages);
+  }
+}
+
+/**
+ * Validates `options` and resolves them against the defaults.
+ *
+ * @param options - the argument of buffer(); undefined means no options
+ * @returns the resolved options
+ * @throws BufferOptionError for the first problem, in the order described above
+ */
+export function resolveOptions(options: unknown = {}): ResolvedOptions {
+  if (!isPlainObject(options)) throw new BufferOptionError('options_not_hash');
+  // The seed adopts messages first, so that the errors below are worded with them.
+  const messages = new Messages(isMessageOverrides(options.messages) ? options.messages : {});
+  checkEach(options, messages);
+  const o = options as BufferOptions & Record<string, unknown>;
+  const has = (name: keyof BufferOptions): boolean => Object.prototype.hasOwnProperty.call(o, name);
+  const cacheLockTimeout = isNil(o.cacheLockTimeout) ? defaults.cacheLockTimeout : o.cacheLockTimeout;
+  checkTogether(o, messages, cacheLockTimeout);
+
+  const logger = isNil(o.logger) ? defaultLogger : o.logger;
+  const requested = has('encodings') ? (o.encodings as string[]).map((e) => canonicalCoding(e)!) : [...allCodings];
+  const encodings: Coding[] = [];
+  for (const coding of requested) {
+    if (encodings.includes(coding)) continue;
+    if (codingAvailable(coding)) encodings.push(coding);
+    else logger.warn(messages.text('log_encoding_unavailable', { name: coding }));
+  }
+
+  // A flag given as undefined means off (the seed's "undef in options"); one not given keeps its default.
+  const flagOption = (name: 'compressContent' | 'rewriteLinks' | 'generateEtag' | 'generate304' | 'trustLastModified' | 'cacheSingleFlight'): boolean =>
+    has(name) ? Boolean(o[name]) : defaults[name];
+
+  return {
+    compressContent: flagOption('compressContent'),
+    optimiseContent: (o.optimiseContent ?? 0) as 0 | 1 | 2,
+    rewriteLinks: flagOption('rewriteLinks'),
+    generateEtag: flagOption('generateEtag'),
+    generate304: flagOption('generate304'),
+    lastModified: has('lastModified') ? o.lastModified : defaults.lastModified,
+    trustLastModified: flagOption('trustLastModified'),
+    templatePaths: o.templatePaths ?? defaults.templatePaths,
+    templateMtimeCache: o.templateMtimeCache ?? undefined,
+    templateMtimeCacheDuration: isNil(o.templateMtimeCacheDuration) ? defaults.templateMtimeCacheDuration : parseDuration(o.templateMtimeCacheDuration)!,
+    minCompressSize: has('minCompressSize') ? o.minCompressSize! : defaults.minCompressSize,
+    encodings,
+    compressionLevels: { ...defaultLevels, ...canonicalLevels(o.compressionLevels) },
+    compressibleTypes: has('compressibleTypes') ? new TypeMatcher(o.compressibleTypes!) : defaults.compressibleTypes,
+    excludedTypes: has('excludedTypes') ? new TypeMatcher(o.excludedTypes!) : defaults.excludedTypes,
+    cache: isNil(o.cache) || (o.cache as unknown) === false ? undefined : o.cache,
+    cacheDuration: isNil(o.cacheDuration) ? defaults.cacheDuration : parseDuration(o.cacheDuration)!,
+    cacheKey: o.cacheKey ?? undefined,
+    cacheSingleFlight: flagOption('cacheSingleFlight'),
+    cacheLockTimeout,
+    cacheLock: o.cacheLock ?? undefined,
+    cacheLockDir: o.cacheLockDir ?? undefined,
+    varyBy: has('varyBy') ? o.varyBy!.map((h) => h.toLowerCase()) : defaults.varyBy,
+    cacheMaxSize: o.cacheMaxSize ?? defaults.cacheMaxSize,
+    cacheWaitFailure: o.cacheWaitFailure ?? defaults.cacheWaitFailure,
+    memoMaxSize: o.memoMaxSize ?? defaults.memoMaxSize,
+    messages,
+    logger,
+  };
+}
+
+/** Levels keyed by canonical coding (x-gzip counts as gzip); non-numbers are dropped. */
+function canonicalLevels(levels: unknown): Partial<Record<Coding, number>> {
+  const out: Partial<Record<Coding, number>> = {};
+  if (levels === null || typeof levels !== 'object') return out;
+  for (const [name, level] of Object.entries(levels)) {
+    const coding = canonicalCoding(name);
+    if (coding && typeof level === 'number' && Number.isFinite(level)) out[coding] = level;
+  }
+  return out;
+}
+
+// --- bufferSection ----------------------------------------------------------
+
+const declarable = new Set(['compressContent', 'optimiseContent', 'rewriteLinks', 'trustLastModified']);
+
+/**
+ * Validates the declarations of a bufferSection. In a declaration `undefined`
+ * means "not declared" (seed, "undef in options"), so such keys are dropped.
+ *
+ * @throws BufferOptionError `unknown_option` for a key that is not declarable, or the key's own problem
+ */
+export function resolveSection(declared: unknown): Partial<ResolvedOptions> {
+  if (!isPlainObject(declared)) throw new BufferOptionError('options_not_hash');
+  const out: Partial<Record<string, unknown>> = {};
+  for (const name of Object.keys(declared).sort()) {
+    if (!declarable.has(name)) throw new BufferOptionError('unknown_option', { name });
+    const value = declared[name];
+    const rule = rules[name as keyof BufferOptions];
+    if (!rule.ok(value)) throw new BufferOptionError(rule.key, { name });
+    if (value === undefined || value === null) continue;
+    out[name] = name === 'optimiseContent' ? value : Boolean(value);
+  }
+  return out as Partial<ResolvedOptions>;
+}
+
+// --- per response -----------------------------------------------------------
+
+/** The options the per-response layers may not change: read once, when buffer() runs (seed). */
+const registrationOnly = new Set(['messages', 'logger', 'memoMaxSize', 'templateMtimeCache', 'templateMtimeCacheDuration', 'cacheLock', 'cacheLockDir']);
+
+/**
+ * Lenient conversions of unvalidated per-response values (SPEC 2: stash values
+ * are not validated). `undefined` is a real value meaning off or none.
+ */
+const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: ResolvedOptions) => unknown>> = {
+  compressContent: Boolean,
+  rewriteLinks: Boolean,
+  generateEtag: Boolean,
+  generate304: Boolean,
+  trustLastModified: Boolean,
+  cacheSingleFlight: Boolean,
+  optimiseContent: (v) => (v === 2 || v === '2' ? 2 : v === 1 || v === '1' || v === true ? 1 : 0),
+  lastModified: (v) => v,
+  templatePaths: (v) => (Array.isArray(v) ? v.filter((p) => typeof p === 'string') : []),
+  minCompressSize: (v) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : v === undefined || v === null ? 0 : defaults.minCompressSize),
+  // Not filtered by what is installed (seed): the compress step logs a coding it cannot make.
+  encodings: (v) => (Array.isArray(v) ? [...new Set(v.map((e) => (typeof e === 'string' ? canonicalCoding(e) : undefined)).filter((c) => c !== undefined))] : []),
+  compressionLevels: (v) => ({ ...defaultLevels, ...canonicalLevels(v) }),
+  compressibleTypes: (v) => new TypeMatcher(Array.isArray(v) ? v : []),
+  excludedTypes: (v) => new TypeMatcher(Array.isArray(v) ? v : []),
+  varyBy: (v) => (Array.isArray(v) ? v.filter((h) => typeof h === 'string').map((h: string) => h.toLowerCase()) : []),
+  cacheLockTimeout: (v) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : defaultCacheLockTimeout),
+  cacheDuration: (v) => parseDuration(v) ?? defaults.cacheDuration,
+  cacheMaxSize: (v) => (typeof v === 'number' && v > 0 ? v : defaults.cacheMaxSize),
+  cache: (v) => (v === false || v === null ? undefined : v),
+  cacheKey: (v) => (v === null ? undefined : v),
+  cacheWaitFailure: (v) => (v === 'run' ? 'run' : 'retry-later'),
+};
+
+/** `ctx.state.buffer` read as SPEC 2 says: off, nothing set, or an object of overrides. */
+export type ResponseOverride = { off: true } | { off: false; values: Record<string, unknown> | undefined };
+
+/** Reads `ctx.state.buffer`: 0, false and '' turn koa-buffer off; undefined and null set nothing; an object overrides. */
+export function readOverride(value: unknown): ResponseOverride {
+  if (value === 0 || value === false || value === '') return { off: true };
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) return { off: false, values: value as Record<string, unknown> };
+  return { off: false, values: undefined };
+}
+
+/**
+ * The options for one response: the `buffer()` options, then the innermost
+ * section declarations, then `ctx.state.buffer`, each laid over the previous
+ * one key deep.
+ */
+export function responseOptions(base: ResolvedOptions, section: Partial<ResolvedOptions> | undefined, override: Record<string, unknown> | undefined): ResolvedOptions {
+  if (section === undefined && override === undefined) return base;
+  const merged: ResolvedOptions = { ...base, ...section };
+  if (override) {
+    for (const name of Object.keys(override)) {
+      if (registrationOnly.has(name) || !known.has(name)) continue;
+      const convert = lenient[name as keyof ResolvedOptions];
+      (merged as unknown as Record<string, unknown>)[name] = convert ? convert(override[name], base) : override[name];
+    }
+  }
+  return merged;
+}

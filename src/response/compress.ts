@@ -1,0 +1,130 @@
+/**
+ * Compressing one body: br and gzip with node:zlib, zstd with zstd-napi.
+ *
+ * Small bodies are compressed synchronously: a hop to the libuv threadpool
+ * costs more than the work itself. Large bodies must not stall the event
+ * loop, so br and gzip go to the threadpool, and zstd (zstd-napi has no
+ * asynchronous one-shot call) is fed to a streaming context in slices with a
+ * turn of the event loop between slices. Where the limits come from: see
+ * {@link syncLimit} and `bench/compress-threshold.bench.ts`.
+ */
+import { createRequire } from 'node:module';
+import zlib from 'node:zlib';
+import type { Coding } from './negotiate.ts';
+
+type ZstdBinding = typeof import('zstd-napi/binding.js');
+type ZstdModule = typeof import('zstd-napi');
+
+const require = createRequire(import.meta.url);
+
+function loadZstd(): { zstd: ZstdModule; binding: ZstdBinding } | undefined {
+  try {
+    return { zstd: require('zstd-napi') as ZstdModule, binding: require('zstd-napi/binding') as ZstdBinding };
+  } catch {
+    return undefined;
+  }
+}
+const zstdLib = loadZstd();
+
+/** True when a coding can be produced in this process (br and gzip always; zstd when zstd-napi loads). */
+export function codingAvailable(coding: Coding): boolean {
+  return coding !== 'zstd' || zstdLib !== undefined;
+}
+
+/** The default level per coding (SPEC 3). */
+export const defaultLevels: Readonly<Record<Coding, number>> = { br: 4, zstd: 3, gzip: 6 };
+
+/** The levels each coding accepts. */
+export const levelRange: Readonly<Record<Coding, readonly [number, number]>> = { br: [0, 11], zstd: [1, 22], gzip: [0, 9] };
+
+/**
+ * The largest body, in bytes, compressed synchronously on the event loop.
+ *
+ * Measured with `node --import tsx bench/compress-threshold.bench.ts` on the
+ * generated HTML corpus at the default levels (2-core AMD EPYC, Node 20):
+ * sync compression stays under about 0.5 ms up to these sizes, which is where
+ * the threadpool's fixed cost (about 0.1–0.2 ms per call) stops being most
+ * of the time; above them a sync call would hold every other request up for
+ * more than half a millisecond. zstd is 5–8 times faster, hence its limit.
+ */
+export const syncLimit: Readonly<Record<Coding, number>> = { br: 64 * 1024, gzip: 64 * 1024, zstd: 512 * 1024 };
+
+/** Input per zstd slice: at about 0.3–0.5 GB/s that is well under a millisecond of blocking per slice. */
+const zstdSlice = 128 * 1024;
+
+/** How a body was compressed, for the debug log. */
+export type CompressMode = 'sync' | 'threadpool' | 'sliced';
+
+/** The compressed bytes and how they were made. */
+export interface Compressed {
+  bytes: Buffer;
+  mode: CompressMode;
+}
+
+function brotliParams(level: number, size: number): zlib.BrotliOptions {
+  return { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: level, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: size } };
+}
+
+// Larger output chunks than zlib's 16 KiB default mean fewer threadpool round trips for a big body.
+const asyncChunk = 256 * 1024;
+
+function zlibAsync(body: Buffer, coding: 'br' | 'gzip', level: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const done = (error: Error | null, result: Buffer): void => (error ? reject(error) : resolve(result));
+    if (coding === 'br') zlib.brotliCompress(body, { ...brotliParams(level, body.length), chunkSize: asyncChunk }, done);
+    else zlib.gzip(body, { level, chunkSize: asyncChunk }, done);
+  });
+}
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+async function zstdSliced(lib: ZstdBinding, body: Buffer, level: number): Promise<Buffer> {
+  const cctx = new lib.CCtx();
+  cctx.setParameter(lib.CParameter.compressionLevel, level);
+  cctx.setPledgedSrcSize(body.length);
+  const out = Buffer.allocUnsafe(lib.compressBound(body.length));
+  let written = 0;
+  for (let offset = 0; offset < body.length; offset += zstdSlice) {
+    let slice = body.subarray(offset, Math.min(body.length, offset + zstdSlice));
+    const last = offset + zstdSlice >= body.length;
+    const directive = last ? lib.EndDirective.end : lib.EndDirective.continue;
+    for (;;) {
+      const [remaining, produced, consumed] = cctx.compressStream2(out.subarray(written), slice, directive);
+      written += produced;
+      slice = slice.subarray(consumed);
+      if (slice.length === 0 && (!last || remaining === 0)) break;
+    }
+    if (!last) await nextTurn();
+  }
+  return out.subarray(0, written);
+}
+
+/**
+ * Compresses `body` with `coding` at `level`, synchronously when it is small
+ * (see {@link syncLimit}), otherwise without blocking the event loop.
+ *
+ * @param body - the uncompressed bytes
+ * @param coding - br, zstd or gzip
+ * @param level - within {@link levelRange} for the coding
+ * @returns the compressed bytes and how they were made
+ * @throws Error when zstd is asked for but zstd-napi did not load
+ */
+export async function compress(body: Buffer, coding: Coding, level: number): Promise<Compressed> {
+  const sync = body.length <= syncLimit[coding];
+  switch (coding) {
+    case 'br':
+      return sync
+        ? { bytes: zlib.brotliCompressSync(body, brotliParams(level, body.length)), mode: 'sync' }
+        : { bytes: await zlibAsync(body, 'br', level), mode: 'threadpool' };
+    case 'gzip':
+      return sync
+        ? { bytes: zlib.gzipSync(body, { level }), mode: 'sync' }
+        : { bytes: await zlibAsync(body, 'gzip', level), mode: 'threadpool' };
+    case 'zstd': {
+      if (!zstdLib) throw new Error('zstd-napi is not available');
+      return sync
+        ? { bytes: zstdLib.zstd.compress(body, { compressionLevel: level }), mode: 'sync' }
+        : { bytes: await zstdSliced(zstdLib.binding, body, level), mode: 'sliced' };
+    }
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * Last-Modified (SPEC 3, lastModified): the value forms, and the newest
+ * modification time of the application script (`process.argv[1]`) and the
+ * `templatePaths`, scanned recursively, optionally remembered in a
+ * `templateMtimeCache` (a Keyv works) for `templateMtimeCacheDuration`.
+ *
+ * The scan uses synchronous stat calls: for the usual handful of files one
+ * stat costs a few microseconds, far less than a threadpool round trip; a
+ * large template tree is what templateMtimeCache is for (seed, "Last-Modified
+ * performance").
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Context } from 'koa';
+import type { Logger } from '../logger.ts';
+import { md5 } from '../native/exports.ts';
+import type { Messages } from '../messages.ts';
+
+/** A value of `lastModified` other than a function. */
+export type LastModifiedValue = boolean | number | string | Date | null | undefined;
+
+/** `lastModified` as the options take it. */
+export type LastModifiedOption = LastModifiedValue | ((ctx: Context) => LastModifiedValue | Promise<LastModifiedValue>);
+
+/** An object remembering the scan result: `get(key)` and `set(key, value, ttlMs)`, sync or async (a Keyv works). */
+export interface MtimeCache {
+  get(key: string): unknown;
+  set(key: string, value: number, ttlMs?: number): unknown;
+}
+
+/** What the scan needs. */
+export interface MtimeSources {
+  templatePaths: readonly string[];
+  templateMtimeCache: MtimeCache | undefined;
+  /** Seconds. */
+  templateMtimeCacheDuration: number;
+  logger: Logger;
+  messages: Messages;
+}
+
+/** True when `value` is a form `lastModified` accepts (validation at buffer() time). */
+export function isLastModifiedOption(value: unknown): boolean {
+  if (value === undefined || value === null || typeof value === 'boolean' || typeof value === 'function') return true;
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0;
+  if (typeof value === 'string') return value === '' || !Number.isNaN(Date.parse(value));
+  if (value instanceof Date) return !Number.isNaN(value.getTime());
+  return false;
+}
+
+/** Newest mtime in ms under `path` (a file, or a directory scanned recursively); -Infinity when nothing is there. */
+function newestUnder(path: string, sources: MtimeSources): number {
+  let newest = -Infinity;
+  try {
+    const stat = statSync(path);
+    newest = stat.mtimeMs;
+    if (stat.isDirectory()) {
+      for (const entry of readdirSync(path, { withFileTypes: true })) {
+        newest = Math.max(newest, newestUnder(join(path, entry.name), sources));
+      }
+    }
+  } catch (error) {
+    sources.logger.debug(sources.messages.text('log_mtime_scan_failed', { path, error: (error as Error).message }));
+  }
+  return newest;
+}
+
+function scan(paths: readonly string[], sources: MtimeSources): number {
+  let newest = -Infinity;
+  for (const path of paths) newest = Math.max(newest, newestUnder(path, sources));
+  return newest;
+}
+
+/**
+ * The newest modification time, in whole seconds since the epoch, of the
+ * application script and the template paths; undefined when none exists.
+ * With a templateMtimeCache the template scan is remembered, keyed by the
+ * script, its mtime and the template paths; a failing cache is logged at
+ * debug level and the scan runs as usual.
+ *
+ * @param sources - the template paths, the cache and the logger
+ * @param script - the application script; `process.argv[1]` by default
+ */
+export async function newestMtime(sources: MtimeSources, script: string | undefined = process.argv[1]): Promise<number | undefined> {
+  const scriptMs = script === undefined ? -Infinity : newestUnder(script, sources);
+  let templatesMs: number;
+  const cache = sources.templateMtimeCache;
+  if (cache === undefined || sources.templatePaths.length === 0) {
+    templatesMs = scan(sources.templatePaths, sources);
+  } else {
+    const key = `koa-buffer:template-mtime:${md5(JSON.stringify([script ?? '', scriptMs, sources.templatePaths]))}`;
+    let cached: unknown;
+    try {
+      cached = await cache.get(key);
+    } catch (error) {
+      sources.logger.debug(sources.messages.text('log_mtime_cache_failed', { op: 'get', error: (error as Error).message }));
+    }
+    if (typeof cached === 'number') {
+      templatesMs = cached;
+    } else {
+      templatesMs = scan(sources.templatePaths, sources);
+      try {
+        await cache.set(key, templatesMs, sources.templateMtimeCacheDuration * 1000);
+      } catch (error) {
+        sources.logger.debug(sources.messages.text('log_mtime_cache_failed', { op: 'set', error: (error as Error).message }));
+      }
+    }
+  }
+  const newest = Math.max(scriptMs, templatesMs);
+  return Number.isFinite(newest) ? Math.floor(newest / 1000) : undefined;
+}
+
+/** Seconds since the epoch of a non-function value; undefined for "none". */
+function valueSeconds(value: unknown): number | 'scan' | undefined {
+  if (value === true || value === 1) return 'scan';
+  if (value === undefined || value === null || value === false || value === 0 || value === '') return undefined;
+  if (typeof value === 'number') return Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
+  if (typeof value === 'string') {
+    const ms = Date.parse(value);
+    return Number.isNaN(ms) ? undefined : Math.floor(ms / 1000);
+  }
+  if (value instanceof Date) {
+    const ms = value.getTime();
+    return Number.isNaN(ms) ? undefined : Math.floor(ms / 1000);
+  }
+  return undefined;
+}
+
+/**
+ * The Last-Modified of a response in seconds since the epoch, or undefined
+ * for none. A function is called with the context and may return a Promise;
+ * one that returns a function (or throws) counts as none.
+ */
+export async function lastModifiedSeconds(option: unknown, ctx: Context, sources: MtimeSources): Promise<number | undefined> {
+  let value: unknown = option;
+  if (typeof value === 'function') {
+    try {
+      value = await (value as (ctx: Context) => unknown)(ctx);
+    } catch {
+      return undefined;
+    }
+    if (typeof value === 'function') return undefined;
+  }
+  const seconds = valueSeconds(value);
+  return seconds === 'scan' ? newestMtime(sources) : seconds;
+}
+
+/** The HTTP-date form of a time in seconds. */
+export function httpDate(seconds: number): string {
+  return new Date(seconds * 1000).toUTCString();
+}

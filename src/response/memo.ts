@@ -1,0 +1,114 @@
+/**
+ * The representation memo: a per-middleware LRU bounded in bytes, so a page
+ * whose bytes repeat (a cache hit, or a dynamic page that renders the same
+ * bytes again) is optimised, hashed and compressed once, not per request.
+ *
+ * Two kinds of entry share one byte budget:
+ * - entity entries recognise a body by its exact bytes (a cheap fingerprint
+ *   finds the candidate, `Buffer#equals` proves it) and give back the
+ *   optimised entity and its MD5, so a repeated body costs a memcmp instead
+ *   of a squash and a hash;
+ * - coding entries map (entity MD5, coding, level) — the very MD5 the ETag
+ *   is made of — to the compressed bytes, or to "no gain" when compression
+ *   did not make that entity smaller.
+ */
+import { LRUCache } from 'lru-cache';
+
+/** An entity the memo recognised or learnt. */
+export interface KnownEntity {
+  /** The body as the action produced it. */
+  readonly raw: Buffer;
+  /** The body after optimisation (the same Buffer as `raw` when nothing changed it). */
+  readonly entity: Buffer;
+  /** Lowercase hex MD5 of `entity`. */
+  readonly md5: string;
+}
+
+/** A coding entry: the compressed bytes, or null when compression did not shrink the entity. */
+interface Encoded {
+  readonly bytes: Buffer | null;
+}
+
+type Entry = KnownEntity | Encoded;
+
+/** Bytes charged per entry beyond its buffers: the key, the entry object and the LRU's bookkeeping. */
+const entryOverhead = 96;
+
+/** 64 MiB: room for a few hundred typical pages in every coding. */
+export const defaultMemoMaxSize = 64 * 1024 * 1024;
+
+function sizeOf(entry: Entry, key: string): number {
+  if ('raw' in entry) return entry.raw.length + (entry.entity === entry.raw ? 0 : entry.entity.length) + key.length + entryOverhead;
+  return (entry.bytes?.length ?? 0) + key.length + entryOverhead;
+}
+
+/**
+ * A key for a body that is cheap to build and almost never shared by two
+ * different bodies of one length: the length and sixteen 32-bit words read
+ * at evenly spread offsets. A shared key only costs a failed comparison.
+ */
+function fingerprint(raw: Buffer): string {
+  const n = raw.length;
+  if (n < 64) return `${n}:${raw.toString('base64')}`;
+  const span = n - 4;
+  let key = `${n}`;
+  for (let i = 0; i < 16; i++) key += `:${raw.readUInt32LE(Math.floor((i * span) / 15))}`;
+  return key;
+}
+
+/** The memo of one `buffer()` middleware. */
+export class RepresentationMemo {
+  readonly #lru: LRUCache<string, Entry> | undefined;
+
+  /** @param maxSize - the byte budget; 0 turns the memo off */
+  constructor(maxSize: number) {
+    this.#lru = maxSize > 0
+      ? new LRUCache<string, Entry>({ maxSize, sizeCalculation: sizeOf })
+      : undefined;
+  }
+
+  /** False when the memo is off. */
+  get enabled(): boolean {
+    return this.#lru !== undefined;
+  }
+
+  /** Bytes currently charged against the budget. */
+  get size(): number {
+    return this.#lru?.calculatedSize ?? 0;
+  }
+
+  /** The byte budget (0 when off). */
+  get maxSize(): number {
+    return this.#lru?.maxSize ?? 0;
+  }
+
+  /**
+   * The entity learnt for exactly these bytes under `variant` (the
+   * optimisation settings that turned raw into entity), or undefined.
+   */
+  recall(raw: Buffer, variant: string): KnownEntity | undefined {
+    if (!this.#lru) return undefined;
+    const known = this.#lru.get(`e\0${variant}\0${fingerprint(raw)}`);
+    if (known === undefined || !('raw' in known)) return undefined;
+    return known.raw === raw || known.raw.equals(raw) ? known : undefined;
+  }
+
+  /** Remembers what `raw` became under `variant`. */
+  learn(raw: Buffer, variant: string, entity: Buffer, md5: string): void {
+    this.#lru?.set(`e\0${variant}\0${fingerprint(raw)}`, { raw, entity, md5 });
+  }
+
+  /**
+   * The compressed bytes of the entity `md5` in `coding` at `level`: a Buffer,
+   * null when compression is known not to help, undefined when not known.
+   */
+  encoded(md5: string, coding: string, level: number): Buffer | null | undefined {
+    const entry = this.#lru?.get(`c\0${md5}\0${coding}\0${level}`);
+    return entry === undefined || !('bytes' in entry) ? undefined : entry.bytes;
+  }
+
+  /** Remembers the compressed bytes (or null for "no gain") of the entity `md5`. */
+  remember(md5: string, coding: string, level: number, bytes: Buffer | null): void {
+    this.#lru?.set(`c\0${md5}\0${coding}\0${level}`, { bytes });
+  }
+}

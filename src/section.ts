@@ -1,0 +1,43 @@
+/**
+ * `bufferSection(declared)`: options declared once for every route beneath a
+ * middleware (an `@koa/router` prefix, a `router.use`, a mounted sub-app),
+ * the Koa counterpart of the seed's route defaults. Only the options that
+ * describe a section's content are declarable (SPEC 2).
+ */
+import type { Context, Middleware } from 'koa';
+import { resolveSection, type ResolvedOptions, type SectionOptions } from './options.ts';
+
+const declarations = new WeakMap<Context, Partial<ResolvedOptions>>();
+
+/**
+ * The declarations in force for a request: those of every section it went
+ * through, the innermost winning key by key; undefined when there were none.
+ */
+export function sectionDeclarations(ctx: Context): Partial<ResolvedOptions> | undefined {
+  return declarations.get(ctx);
+}
+
+/**
+ * Declares options for every route beneath the returned middleware. Nested
+ * sections merge key by key and the innermost declaration wins;
+ * `ctx.state.buffer` still overrides them for one response.
+ *
+ * @param declared - any of `compressContent`, `optimiseContent`, `rewriteLinks`, `trustLastModified`;
+ *   a key set to `undefined` is not declared
+ * @returns a Koa middleware
+ * @throws BufferOptionError `unknown_option` for any other key, or the option's own problem (e.g. `option_optimise_content`)
+ * @example
+ * const docs = new Koa();
+ * docs.use(bufferSection({ optimiseContent: 1 }));
+ * docs.use(renderDocs);
+ * app.use(buffer());
+ * app.use(mount('/docs', docs));
+ */
+export function bufferSection(declared: SectionOptions): Middleware {
+  const resolved = resolveSection(declared);
+  return async function bufferSectionMiddleware(ctx, next) {
+    const outer = declarations.get(ctx);
+    declarations.set(ctx, outer ? { ...outer, ...resolved } : resolved);
+    await next();
+  };
+}
