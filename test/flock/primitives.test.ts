@@ -5,7 +5,8 @@
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, existsSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addon, addonUnavailableReason, packageRoot } from '../../src/native/binding.ts';
@@ -15,6 +16,8 @@ const { ELOOP, ENOENT, EACCES, EROFS, EBADF } = constants.errno;
 const run = addon ? test : test.skip;
 if (!addon) console.log(`# flock tests skipped: the native addon is unavailable (${addonUnavailableReason}); build it with npx node-gyp rebuild`);
 const lock: FlockPrimitives = addon!;
+const holderScript = join(packageRoot, 'test', 'fixtures', 'lock-holder.ts');
+const nodeGypBuild = createRequire(import.meta.url)('node-gyp-build') as { path(dir: string): string };
 
 function tempDir(t: { teardown(fn: () => void): void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'kb-flock-'));
@@ -95,14 +98,22 @@ run('a read-only directory gives -EACCES (or -EROFS)', (t) => {
     t.true(result === -EACCES! || result === -EROFS!, `acquire gives -EACCES, got ${result}`);
     return;
   }
-  const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/fixtures/lock-holder.ts', path, 'try'], {
-    cwd: packageRoot,
-    uid: 65534,
-    gid: 65534,
-    env: { ...process.env, HOME: dir },
-    encoding: 'utf8',
-    timeout: 30_000,
-  });
+  const asNobody = { uid: 65534, gid: 65534, env: { ...process.env, HOME: dir }, encoding: 'utf8', timeout: 30_000 } as const;
+  // The lock holder needs to read the repository; where nobody cannot (a
+  // checkout under /root), a copy of the addon in the temp dir does the same.
+  const canReadRepo = spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(holderScript)})`], asNobody).status === 0;
+  let child;
+  if (canReadRepo) {
+    child = spawnSync(process.execPath, ['--import', 'tsx', holderScript, path, 'try'], { ...asNobody, cwd: packageRoot });
+  } else {
+    t.log('nobody cannot read the repository: running a copy of the addon from the temp dir');
+    const addonCopy = join(dir, 'koa_buffer.node');
+    copyFileSync(nodeGypBuild.path(packageRoot), addonCopy);
+    chmodSync(addonCopy, 0o755);
+    const script = `const r = require(${JSON.stringify(addonCopy)}).acquireLockFile(${JSON.stringify(path)});
+      console.log(JSON.stringify(r >= 0 ? { event: 'acquired', fd: r } : { event: 'error', errno: r }));`;
+    child = spawnSync(process.execPath, ['-e', script], { ...asNobody, cwd: dir });
+  }
   t.is(child.status, 0, `the child as nobody ran: ${child.stderr}`);
   const report = JSON.parse(child.stdout.trim().split('\n').pop() ?? '{}') as { event?: string; errno?: number };
   t.is(report.event, 'error', 'nobody cannot create a lock file there');
