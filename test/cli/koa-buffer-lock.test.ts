@@ -1,0 +1,170 @@
+import test, { type ExecutionContext } from 'ava';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { freePort, redisTest, useRedis } from '../helpers/redis.ts';
+import { spawnProgram, type LineChild } from '../helpers/children.ts';
+
+const cli = fileURLToPath(new URL('../../src/cli/koa-buffer-lock.ts', import.meta.url));
+
+/** The command as a user runs it (through tsx here; the package runs dist/cli/koa-buffer-lock.js). */
+function koaBufferLock(t: ExecutionContext, args: string[]): LineChild {
+  return spawnProgram(t, process.execPath, ['--import', 'tsx/esm', cli, ...args]);
+}
+
+function tempDir(t: ExecutionContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kb-cli-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A holder: koa-buffer-lock running a shell that says "holding" and then sleeps. */
+async function holder(t: ExecutionContext, lockArgs: string[], seconds: number): Promise<LineChild> {
+  const child = koaBufferLock(t, [...lockArgs, '--', 'sh', '-c', `echo holding; sleep ${seconds}`]);
+  await child.waitForLine((line) => line === 'holding', 'the holder to start');
+  return child;
+}
+
+test('--help prints the usage on stdout and exits 0', async (t) => {
+  const child = koaBufferLock(t, ['--help']);
+  t.deepEqual(await child.exited, { code: 0, signal: null });
+  t.regex(child.lines.join('\n'), /^Usage: koa-buffer-lock \(--dir DIR \| --redis URL\) \[--wait SECONDS\]/);
+  t.regex(child.lines.join('\n'), /75 when the lock stayed\s+busy/);
+});
+
+test('bad usage exits 64 with the problem and the usage on stderr', async (t) => {
+  const dir = tempDir(t);
+  const cases: Array<[string[], RegExp]> = [
+    [[], /put -- between KEY and COMMAND/],
+    [['--dir', dir, 'key', 'true'], /put -- between KEY and COMMAND/],
+    [['--dir', dir, '--', 'true'], /KEY is missing/],
+    [['--dir', dir, 'a', 'b', '--', 'true'], /exactly one KEY/],
+    [['--dir', dir, 'key', '--'], /COMMAND is missing/],
+    [['key', '--', 'true'], /exactly one of --dir and --redis/],
+    [['--dir', dir, '--redis', 'redis://x', 'key', '--', 'true'], /exactly one of --dir and --redis/],
+    [['--dir', dir, '--wait', 'soon', 'key', '--', 'true'], /--wait needs a number of seconds, not 'soon'/],
+    [['--dir', dir, '--ttl', '5', 'key', '--', 'true'], /--ttl applies to --redis only/],
+    [['--redis', 'redis://127.0.0.1:1', '--ttl', '0', 'key', '--', 'true'], /--ttl needs a number of seconds above 0/],
+    [['--redis', 'http://x', 'key', '--', 'true'], /redis must be an ioredis client, a redis:\/\/ URL/],
+    [['--dir', dir, '--frobnicate', 'key', '--', 'true'], /Unknown option '--frobnicate'/],
+  ];
+  await Promise.all(
+    cases.map(async ([args, problem]) => {
+      const child = koaBufferLock(t, args);
+      const exit = await child.exited;
+      t.is(exit.code, 64, `${args.join(' ')} exits 64`);
+      t.regex(child.stderr, problem, `${args.join(' ')} says what is wrong`);
+      t.regex(child.stderr, /\nUsage: koa-buffer-lock/, 'and shows the usage');
+    }),
+  );
+});
+
+test('the command’s status and output pass through', async (t) => {
+  const dir = tempDir(t);
+  const failing = koaBufferLock(t, ['--dir', dir, 'job', '--', 'sh', '-c', 'echo "out: $0 $1"; exit 3', 'first arg', 'two words']);
+  t.is((await failing.exited).code, 3);
+  t.deepEqual(failing.lines, ['out: first arg two words'], 'arguments reach the command unchanged, no shell between');
+  t.is((await koaBufferLock(t, ['--dir', dir, 'job', '--', 'true']).exited).code, 0);
+});
+
+test('a busy lock exits 75 at once with one line on stderr', async (t) => {
+  const dir = tempDir(t);
+  await holder(t, ['--dir', dir, 'nightly'], 30);
+  const started = Date.now();
+  const second = koaBufferLock(t, ['--dir', dir, 'nightly', '--', 'sh', '-c', 'echo ran']);
+  t.is((await second.exited).code, 75);
+  t.deepEqual(second.lines, [], 'the command did not run');
+  t.is(second.stderr, "koa-buffer-lock: 'nightly' is locked by another process\n");
+  t.true(Date.now() - started < 5000, 'without waiting');
+  t.is((await koaBufferLock(t, ['--dir', dir, 'other', '--', 'true']).exited).code, 0, 'another key is free');
+});
+
+test('--wait runs the command once the holder finishes in time', async (t) => {
+  const dir = tempDir(t);
+  const first = await holder(t, ['--dir', dir, 'deploy'], 0.6);
+  const second = koaBufferLock(t, ['--dir', dir, '--wait', '10', 'deploy', '--', 'sh', '-c', 'echo second ran']);
+  let firstEnded = 0;
+  void first.exited.then(() => (firstEnded = performance.now()));
+  t.is((await second.exited).code, 0);
+  const secondEnded = performance.now();
+  t.deepEqual(second.lines, ['second ran']);
+  t.is((await first.exited).code, 0);
+  t.true(firstEnded > 0 && firstEnded <= secondEnded, 'the second ran after the first was done');
+});
+
+test('--wait gives up with 75 when the holder keeps the lock', async (t) => {
+  const dir = tempDir(t);
+  await holder(t, ['--dir', dir, 'deploy'], 30);
+  const started = performance.now();
+  const second = koaBufferLock(t, ['--dir', dir, '--wait', '0.3', 'deploy', '--', 'true']);
+  t.is((await second.exited).code, 75);
+  t.true(performance.now() - started >= 300, 'it waited');
+  t.is(second.stderr, "koa-buffer-lock: 'deploy' is still locked by another process after waiting 0.3 s\n");
+});
+
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+  test(`${signal} sent to koa-buffer-lock reaches the command, and its status comes back`, async (t) => {
+    const dir = tempDir(t);
+    const name = signal.slice(3);
+    const script = `trap 'echo got ${name}; exit 7' ${name}; echo ready; while :; do sleep 0.05; done`;
+    const child = koaBufferLock(t, ['--dir', dir, 'k', '--', 'sh', '-c', script]);
+    await child.waitForLine((line) => line === 'ready', 'the command to start');
+    child.process.kill(signal);
+    t.deepEqual(await child.exited, { code: 7, signal: null }, 'the command’s own status');
+    t.true(child.lines.includes(`got ${name}`), `the command saw ${signal}`);
+  });
+}
+
+test('a command killed by a signal gives 128 + the signal number, as a shell does', async (t) => {
+  const dir = tempDir(t);
+  const child = koaBufferLock(t, ['--dir', dir, 'k', '--', 'sh', '-c', 'echo ready; exec sleep 30']);
+  await child.waitForLine((line) => line === 'ready', 'the command to start');
+  child.process.kill('SIGTERM');
+  t.is((await child.exited).code, 128 + 15);
+});
+
+test('a command that cannot be found exits 127, one that cannot be run 126, and the lock is freed', async (t) => {
+  const dir = tempDir(t);
+  const missing = koaBufferLock(t, ['--dir', dir, 'k', '--', join(dir, 'no-such-program')]);
+  t.is((await missing.exited).code, 127);
+  t.regex(missing.stderr, /^koa-buffer-lock: cannot run .*no-such-program: .*ENOENT\n$/);
+  const file = join(dir, 'not-executable');
+  writeFileSync(file, 'echo hi\n', { mode: 0o644 });
+  const notExecutable = koaBufferLock(t, ['--dir', dir, 'k', '--', file]);
+  t.is((await notExecutable.exited).code, 126);
+  t.is((await koaBufferLock(t, ['--dir', dir, 'k', '--', 'true']).exited).code, 0, 'the lock was released');
+});
+
+test('a lock directory that cannot be made exits 69 with one line', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'file');
+  writeFileSync(file, '');
+  const child = koaBufferLock(t, ['--dir', join(file, 'locks'), 'k', '--', 'true']);
+  t.is((await child.exited).code, 69);
+  t.regex(child.stderr, /^koa-buffer-lock: cannot take the lock k: cannot create cacheLockDir '.*': Not a directory\n$/);
+});
+
+redisTest('--redis holds the lock in Redis while the command runs, renews it, and deletes it after', async (t) => {
+  const redis = await useRedis(t);
+  const raw = new Redis(redis.url);
+  t.teardown(() => raw.disconnect());
+  const key = `${redis.namespace}job`;
+  // A 0.6 s ttl over a 1.5 s command: only the renewals every 0.2 s keep it.
+  const first = await holder(t, ['--redis', redis.url, '--ttl', '0.6', key], 1.5);
+  const pttl = await raw.pttl(`koa-buffer:${key}`);
+  t.true(pttl > 0 && pttl <= 600, `the lock is in Redis with its ttl (PTTL ${pttl})`);
+  await new Promise((resolve) => setTimeout(resolve, 900));
+  const busy = koaBufferLock(t, ['--redis', redis.url, key, '--', 'true']);
+  t.is((await busy.exited).code, 75, 'still held past its first ttl: renewed');
+  t.is((await first.exited).code, 0);
+  t.is(await raw.exists(`koa-buffer:${key}`), 0, 'released when the command ended');
+});
+
+test('an unreachable Redis exits 69 with one line', async (t) => {
+  const port = await freePort();
+  const child = koaBufferLock(t, ['--redis', `redis://127.0.0.1:${port}`, 'k', '--', 'true']);
+  t.is((await child.exited).code, 69);
+  t.regex(child.stderr, /^koa-buffer-lock: cannot take the lock k: Redis lock koa-buffer:k failed: .*\n$/);
+});
