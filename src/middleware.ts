@@ -32,6 +32,13 @@ interface Shared {
   readonly compressing: Map<string, Promise<Buffer | null>>;
 }
 
+/** A response header as one string; undefined when absent (Koa 3's response.get returns what Node stored). */
+function responseHeader(ctx: Context, name: string): string | undefined {
+  const value = ctx.res.getHeader(name);
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? value.join(', ') : String(value);
+}
+
 /** One response on its way through the pipeline. */
 interface Work {
   readonly ctx: Context;
@@ -91,7 +98,7 @@ function check(ctx: Context, state: RequestState, shared: Shared): Work | undefi
   const raw = bodyBytes(ctx);
   if (typeof raw === 'string') return skip(raw);
   if (raw.length === 0) return skip('empty body');
-  const type = mediaType(ctx.response.get('Content-Type'));
+  const type = mediaType(responseHeader(ctx, 'Content-Type'));
   if (type === undefined) return skip('no media type');
   const options = responseOptions(state.config, sectionDeclarations(ctx), override.values);
   if (options.excludedTypes.matches(type)) return skip(`excluded media type ${type}`);
@@ -132,32 +139,11 @@ const optimise: Step = async (work, shared) => {
 
 // --- 3. COMPRESS ------------------------------------------------------------
 
-/** Compresses the entity, or finds it in the memo; null when compression does not make it smaller. */
-async function encoded(work: Work, coding: Coding, level: number, shared: Shared): Promise<Buffer | null> {
-  const run = async (): Promise<Buffer | null> => {
-    const { bytes, mode } = await compress(work.entity, coding, level);
-    shared.log.debug('log_compressed', { size: work.entity.length, compressedSize: bytes.length, coding, level, mode });
-    return bytes.length < work.entity.length ? bytes : null;
-  };
-  if (!shared.memo.enabled) return run();
-  const md5hex = digest(work, shared);
-  const known = shared.memo.encoded(md5hex, coding, level);
-  if (known !== undefined) return known;
-  const key = `${md5hex}\0${coding}\0${level}`;
-  let pending = shared.compressing.get(key);
-  if (!pending) {
-    pending = run().finally(() => shared.compressing.delete(key));
-    shared.compressing.set(key, pending);
-    shared.memo.remember(md5hex, coding, level, await pending);
-  }
-  return pending;
-}
-
 /**
  * True when VALIDATE will answer 304 for this coding whatever the compressed
  * bytes are: the client already holds exactly this representation, so
- * compressing it again would be wasted (the ETag depends on the entity and
- * the coding, not on the compressed bytes).
+ * compressing it would be wasted (the ETag depends on the entity and the
+ * coding, not on the compressed bytes).
  */
 function clientHolds(work: Work, coding: Coding, shared: Shared): boolean {
   const { ctx, options } = work;
@@ -165,6 +151,34 @@ function clientHolds(work: Work, coding: Coding, shared: Shared): boolean {
   if (ifNoneMatch === undefined || !options.generate304 || !options.generateEtag || ctx.status !== 200) return false;
   if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || ctx.res.hasHeader('ETag')) return false;
   return notModifiedReason({ ifNoneMatch, ifModifiedSince: undefined, etag: entityTag(digest(work, shared), coding), lastModified: undefined, trustLastModified: false }) !== undefined;
+}
+
+/**
+ * The entity in `coding`: from the memo, else compressed now (concurrent
+ * requests for the same new entity share one compression). null when
+ * compression does not make it smaller; 'held' when the client already holds
+ * this representation and a 304 will follow, so nothing was compressed.
+ */
+async function encoded(work: Work, coding: Coding, level: number, shared: Shared): Promise<Buffer | null | 'held'> {
+  const key = shared.memo.enabled ? `${digest(work, shared)}\0${coding}\0${level}` : '';
+  if (shared.memo.enabled) {
+    const known = shared.memo.encoded(work.md5!, coding, level);
+    if (known !== undefined) return known;
+  }
+  if (clientHolds(work, coding, shared)) return 'held';
+  const run = async (): Promise<Buffer | null> => {
+    const { bytes, mode } = await compress(work.entity, coding, level);
+    shared.log.debug('log_compressed', { size: work.entity.length, compressedSize: bytes.length, coding, level, mode });
+    return bytes.length < work.entity.length ? bytes : null;
+  };
+  if (!shared.memo.enabled) return run();
+  let pending = shared.compressing.get(key);
+  if (!pending) {
+    pending = run().finally(() => shared.compressing.delete(key));
+    shared.compressing.set(key, pending);
+    shared.memo.remember(work.md5!, coding, level, await pending);
+  }
+  return pending;
 }
 
 const compressStep: Step = async (work, shared) => {
@@ -183,11 +197,9 @@ const compressStep: Step = async (work, shared) => {
     shared.log.error('log_encoding_unavailable', { name: coding });
     return identity(`${coding} is not available`);
   }
-  if (!clientHolds(work, coding, shared)) {
-    const bytes = await encoded(work, coding, options.compressionLevels[coding], shared);
-    if (bytes === null) return identity(`${coding} would not make it smaller`);
-    work.payload = bytes;
-  }
+  const bytes = await encoded(work, coding, options.compressionLevels[coding], shared);
+  if (bytes === null) return identity(`${coding} would not make it smaller`);
+  if (bytes !== 'held') work.payload = bytes;
   work.coding = coding;
   ctx.set('Content-Encoding', coding);
   shared.log.debug('log_coding', { coding, size: work.payload.length });
@@ -225,8 +237,8 @@ const validate: Step = async (work, shared) => {
   const reason = notModifiedReason({
     ifNoneMatch: headers['if-none-match'],
     ifModifiedSince: headers['if-modified-since'],
-    etag: ctx.response.get('ETag') || undefined,
-    lastModified: ctx.response.get('Last-Modified') || undefined,
+    etag: responseHeader(ctx, 'ETag'),
+    lastModified: responseHeader(ctx, 'Last-Modified'),
     trustLastModified: options.trustLastModified,
   });
   if (reason === undefined) return true;

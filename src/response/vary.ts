@@ -11,8 +11,9 @@ import type { Context } from 'koa';
  * @param field - a header name, e.g. `Accept-Encoding`
  */
 export function addVary(ctx: Context, field: string): void {
-  const current = ctx.response.get('Vary');
-  if (current === '') {
+  const value = ctx.res.getHeader('Vary');
+  const current = value === undefined ? '' : Array.isArray(value) ? value.join(', ') : String(value);
+  if (current.trim() === '') {
     ctx.set('Vary', field);
     return;
   }
