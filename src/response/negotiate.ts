@@ -56,6 +56,12 @@ function parseAcceptEncoding(header: string): Map<string, number> {
   return weights;
 }
 
+function weakestListed(weights: Map<string, number>): number {
+  let weakest = 1;
+  for (const q of weights.values()) if (q > 0 && q < weakest) weakest = q;
+  return weakest;
+}
+
 function decide(header: string | undefined, offered: readonly Coding[]): Negotiated {
   // No Accept-Encoding: RFC 9110 allows any coding, but identity is what every
   // client understands, and what caches and older proxies expect.
@@ -72,7 +78,10 @@ function decide(header: string | undefined, offered: readonly Coding[]): Negotia
       bestQ = q;
     }
   }
-  const identityQ = weights.get('identity') ?? star ?? 1;
+  // identity not listed and no `*`: as weak as the weakest coding the client
+  // listed (as negotiator does), so listing any coding at all means "rather
+  // that than nothing", and the server order decides among equals.
+  const identityQ = weights.get('identity') ?? star ?? weakestListed(weights);
   if (best === undefined) return { coding: 'identity', reason: identityQ === 0 ? 'no acceptable coding; identity refused but sent anyway' : 'no acceptable coding' };
   // The client prefers the plain body over every coding it accepts.
   if (identityQ > bestQ) return { coding: 'identity', reason: 'identity preferred by q-value' };
