@@ -78,10 +78,10 @@ function scan(paths: readonly string[], sources: MtimeSources): number {
  * debug level and the scan runs as usual.
  *
  * @param sources - the template paths, the cache and the logger
- * @param script - the application script; `process.argv[1]` by default
+ * @param script - the application script, `process.argv[1]` by default; null for none
  */
-export async function newestMtime(sources: MtimeSources, script: string | undefined = process.argv[1]): Promise<number | undefined> {
-  const scriptMs = script === undefined ? -Infinity : newestUnder(script, sources);
+export async function newestMtime(sources: MtimeSources, script: string | null = process.argv[1] ?? null): Promise<number | undefined> {
+  const scriptMs = script === null ? -Infinity : newestUnder(script, sources);
   let templatesMs: number;
   const cache = sources.templateMtimeCache;
   if (cache === undefined || sources.templatePaths.length === 0) {
