@@ -129,8 +129,8 @@ async function minifyInline(html: Buffer, settings: OptimiseSettings): Promise<B
   const text = html.toString('latin1');
   const pieces: Buffer[] = [];
   let copied = 0;
-  block.lastIndex = 0;
-  for (let match = block.exec(text); match; match = block.exec(text)) {
+  // matchAll iterates a copy of the pattern, so requests minifying at the same time do not share lastIndex.
+  for (const match of text.matchAll(block)) {
     const kind = match[1]!.toLowerCase() as Kind;
     if (!minifiable(kind, match[2]!)) continue;
     const start = match.index + match[0].indexOf('>') + 1;
