@@ -1,0 +1,61 @@
+/**
+ * Turns the `cache` option into a store: `true`, a `sqlite:` or `redis://`
+ * URL string, or a store object given as is.
+ */
+import { resolve as resolvePath } from 'node:path';
+import { BufferOptionError } from '../../errors.ts';
+import type { Messages } from '../../messages.ts';
+import { isCacheStore, type CacheStore } from '../store.ts';
+import { MemoryStore } from './memory.ts';
+import { RedisStore } from './redis.ts';
+import { SqliteStore } from './sqlite.ts';
+
+/** What the `cache` option accepts. */
+export type CacheOption = boolean | string | CacheStore | null | undefined;
+
+/**
+ * The store the `cache` option names, or `undefined` for no cache.
+ *
+ * | option                                   | store                                          |
+ * |------------------------------------------|------------------------------------------------|
+ * | `undefined`, `null`, `false`              | none                                           |
+ * | `true`                                   | `new MemoryStore()` (64 MiB LRU, this process) |
+ * | `'sqlite:PATH'`, `'sqlite://PATH'`       | `new SqliteStore({ path })`, PATH relative to the working directory; `sqlite::memory:` for tests |
+ * | `'redis://…'`, `'rediss://…'`            | `new RedisStore({ url })`                      |
+ * | an object with `get`, `set`, `delete`     | itself (a Keyv, a Keyv adapter, a Map, …)      |
+ *
+ * @param option - the `cache` option
+ * @param messages - the catalog to word errors with (the `messages` option)
+ * @returns the store, or `undefined`
+ * @throws BufferOptionError with key `option_cache` for any other value (an
+ *   unknown scheme, an empty path, a number, an object lacking a method)
+ * @throws Error when the SQLite file cannot be opened or a store's package is missing
+ *
+ * @example
+ * const store = resolveStore('sqlite:var/cache.sqlite'); // shared by this host's workers
+ */
+export function resolveStore(option: unknown, messages?: Messages): CacheStore | undefined {
+  if (option === undefined || option === null || option === false) return undefined;
+  if (option === true) return new MemoryStore();
+  if (isCacheStore(option)) return option;
+  if (typeof option === 'string') {
+    const path = sqlitePath(option);
+    if (path !== undefined) return new SqliteStore({ path: path === ':memory:' ? path : resolvePath(path) });
+    if (/^rediss?:\/\/./i.test(option)) {
+      try {
+        return new RedisStore({ url: option });
+      } catch (error) {
+        if (error instanceof TypeError) throw new BufferOptionError('option_cache', {}, messages);
+        throw error;
+      }
+    }
+  }
+  throw new BufferOptionError('option_cache', {}, messages);
+}
+
+/** PATH of `sqlite:PATH` or `sqlite://PATH` (Keyv's spelling), `undefined` when not a usable sqlite URL. */
+function sqlitePath(option: string): string | undefined {
+  const match = /^sqlite:(?:\/\/)?(.*)$/is.exec(option);
+  const path = match?.[1];
+  return path === undefined || path.trim() === '' || path.includes('\0') ? undefined : path;
+}
