@@ -40,14 +40,17 @@ export const levelRange: Readonly<Record<Coding, readonly [number, number]>> = {
 /**
  * The largest body, in bytes, compressed synchronously on the event loop.
  *
- * Measured with `node --import tsx bench/compress-threshold.bench.ts` on the
- * generated HTML corpus at the default levels (2-core AMD EPYC, Node 20):
- * sync compression stays under about 0.5 ms up to these sizes, which is where
- * the threadpool's fixed cost (about 0.1–0.2 ms per call) stops being most
- * of the time; above them a sync call would hold every other request up for
- * more than half a millisecond. zstd is 5–8 times faster, hence its limit.
+ * Measured with `node --import tsx bench/compress-threshold.bench.ts` on
+ * generated HTML at the default levels (2-core AMD EPYC, Node 20, shared and
+ * noisy): a synchronous call holds every other request up for its whole
+ * duration, so the budget is about 1 ms per call. Medians: br level 4 took
+ * 0.6 ms at 64 KiB and 0.9 ms at 96 KiB; gzip level 6 0.4 ms at 16 KiB and
+ * 1.1 ms at 32 KiB; zstd level 3 0.6 ms at 256 KiB and 1.1 ms at 384 KiB.
+ * Below these sizes the asynchronous path only adds its fixed cost (0.1 to
+ * 0.4 ms a call: the threadpool hop, or zstd's slicing); above them its
+ * fixed cost is small beside the work it keeps off the event loop.
  */
-export const syncLimit: Readonly<Record<Coding, number>> = { br: 64 * 1024, gzip: 64 * 1024, zstd: 512 * 1024 };
+export const syncLimit: Readonly<Record<Coding, number>> = { br: 64 * 1024, gzip: 32 * 1024, zstd: 256 * 1024 };
 
 /** Input per zstd slice: at about 0.3–0.5 GB/s that is well under a millisecond of blocking per slice. */
 const zstdSlice = 128 * 1024;
@@ -100,17 +103,12 @@ async function zstdSliced(lib: ZstdBinding, body: Buffer, level: number): Promis
 }
 
 /**
- * Compresses `body` with `coding` at `level`, synchronously when it is small
- * (see {@link syncLimit}), otherwise without blocking the event loop.
- *
- * @param body - the uncompressed bytes
- * @param coding - br, zstd or gzip
- * @param level - within {@link levelRange} for the coding
- * @returns the compressed bytes and how they were made
- * @throws Error when zstd is asked for but zstd-napi did not load
+ * Compresses `body` with `coding` at `level` in the given mode: `sync` on the
+ * event loop, or `async` (threadpool for br and gzip, slices for zstd).
+ * {@link compress} picks the mode; benches call this to compare them.
  */
-export async function compress(body: Buffer, coding: Coding, level: number): Promise<Compressed> {
-  const sync = body.length <= syncLimit[coding];
+export async function compressIn(mode: 'sync' | 'async', body: Buffer, coding: Coding, level: number): Promise<Compressed> {
+  const sync = mode === 'sync';
   switch (coding) {
     case 'br':
       return sync
@@ -127,4 +125,18 @@ export async function compress(body: Buffer, coding: Coding, level: number): Pro
         : { bytes: await zstdSliced(zstdLib.binding, body, level), mode: 'sliced' };
     }
   }
+}
+
+/**
+ * Compresses `body` with `coding` at `level`, synchronously when it is small
+ * (see {@link syncLimit}), otherwise without blocking the event loop.
+ *
+ * @param body - the uncompressed bytes
+ * @param coding - br, zstd or gzip
+ * @param level - within {@link levelRange} for the coding
+ * @returns the compressed bytes and how they were made
+ * @throws Error when zstd is asked for but zstd-napi did not load
+ */
+export function compress(body: Buffer, coding: Coding, level: number): Promise<Compressed> {
+  return compressIn(body.length <= syncLimit[coding] ? 'sync' : 'async', body, coding, level);
 }

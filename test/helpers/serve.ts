@@ -108,27 +108,4 @@ export function recordingLogger(): { lines: Array<{ level: string; message: stri
   };
 }
 
-/** An HTML page of about `size` bytes with varied text, white space to squash and no two lines alike. */
-export function htmlPage(size: number, seed = 1): string {
-  let state = seed >>> 0 || 1;
-  const next = (): number => {
-    state ^= state << 13; state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5; state >>>= 0;
-    return state;
-  };
-  const words = ['koa', 'buffer', 'squash', 'compress', 'entity', 'tag', 'page', 'render', 'cache', 'flight', 'lock', 'header', 'body', 'content', 'vary', 'client'];
-  const parts = ['<!DOCTYPE html>\n<html>\n  <head>\n    <title>Page</title>\n  </head>\n  <body>\n'];
-  let length = parts[0]!.length;
-  let i = 0;
-  while (length < size - 40) {
-    let sentence = '';
-    for (let w = 0; w < 12; w++) sentence += `${words[next() % words.length]} `;
-    const line = `    <div class="row r${i}">\n      <p>${sentence}${next()}</p>\n    </div>\n`;
-    parts.push(line);
-    length += line.length;
-    i++;
-  }
-  parts.push('  </body>\n</html>\n');
-  return parts.join('');
-}
+export { htmlPage } from '../../bench/fixtures/pages.ts';
