@@ -72,6 +72,7 @@ enum : std::uint16_t {
   kBase = 1 << 7,       // <base href>: relative links would resolve elsewhere, stop rewriting
   kAnchor = 1 << 8,     // <a>: href may be rewritten
   kImg = 1 << 9,        // <img>: src may be rewritten
+  kVoid = 1 << 10,      // a block-level void element (br, hr, col, frame): no inside
 };
 
 // Raw-text elements carry an index into kRawNames in bits 12..15 (1-based).
@@ -101,8 +102,11 @@ inline std::uint16_t classify_tag(const std::uint8_t* name, std::size_t n) noexc
     switch (key) {
       case pack("a"): return kAnchor;
       case pack("img"): return kImg;
-      case pack("p"):
       case pack("br"):
+      case pack("hr"):
+      case pack("col"):
+      case pack("frame"): return kBlock | kVoid;
+      case pack("p"):
       case pack("dd"):
       case pack("dl"):
       case pack("dt"):
@@ -112,14 +116,12 @@ inline std::uint16_t classify_tag(const std::uint8_t* name, std::size_t n) noexc
       case pack("h4"):
       case pack("h5"):
       case pack("h6"):
-      case pack("hr"):
       case pack("li"):
       case pack("ol"):
       case pack("td"):
       case pack("th"):
       case pack("tr"):
       case pack("ul"):
-      case pack("col"):
       case pack("dir"):
       case pack("div"):
       case pack("nav"):
@@ -129,7 +131,6 @@ inline std::uint16_t classify_tag(const std::uint8_t* name, std::size_t n) noexc
       case pack("main"):
       case pack("menu"):
       case pack("aside"):
-      case pack("frame"):
       case pack("table"):
       case pack("tbody"):
       case pack("tfoot"):

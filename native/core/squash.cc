@@ -315,13 +315,18 @@ class squasher {
     size_t n1 = n0 + 1;
     while (n1 < len_ && !is_name_end(in_[n1])) ++n1;
     const std::uint16_t f = classify_tag(in_ + n0, n1 - n0);
-    const kind k = (f & kBlock) ? kind::block : kind::neutral;
+    // White space before a block start tag or after a block end tag lies
+    // outside the block's box, at a line edge. White space just inside a
+    // block (after <div>, before </div>) may sit next to ::before/::after
+    // content and render, so it is not removed for the block's sake.
+    const bool outside = (f & kBlock) && ((f & kVoid) || !end_tag);
+    const bool outside_after = (f & kBlock) && ((f & kVoid) || end_tag);
     const bool verbatim = depth_ != 0;
-    flush(k);
+    flush(outside ? kind::block : kind::neutral);
     copy_to(n1);
     const bool link = !end_tag && !verbatim && rewrite_ && (f & (kAnchor | kImg));
     const bool closed = tag_body(verbatim, link ? f : 0);
-    prev_ = k;
+    prev_ = outside_after ? kind::block : kind::neutral;
     if (!verbatim) {
       // State changes from inside pre/listing are ignored: their opening tag
       // already cleared doc_start_ and in_head_, and nothing there sets them.
