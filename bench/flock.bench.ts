@@ -7,7 +7,8 @@
  * - the four primitives as separate calls (open, tryLock, unlock, close);
  * - proper-lockfile `lockSync` + its release function, with realpath off;
  * - `fs.openSync` + `fs.closeSync`: the syscall floor any lock file pays;
- * - a busy attempt (`acquireLockFile` on a held lock: open + flock + close).
+ * - a busy attempt (`acquireLockFile` on a held lock: open + flock + close);
+ * - a control: the floor against itself, which must come out near 1.
  * Run: node --import tsx bench/flock.bench.ts [--quick]
  */
 import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
@@ -16,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addon, addonUnavailableReason } from '../src/native/binding.ts';
 import { LOCK_BUSY } from '../src/native/types.ts';
-import { alternate, compare, opsPerSecond, quick, report, type Row } from './harness.ts';
+import { alternate, compare, opsPerSecond, quick, report, type Row, type Sample } from './harness.ts';
 
 if (!addon) {
   console.error(`flock bench: the native addon is unavailable (${addonUnavailableReason}); build it with npx node-gyp rebuild`);
@@ -96,6 +97,10 @@ const contenders = [
     run: pairsPerSecond(() => closeSync(openSync(paths.floor, 'r+'))),
   },
   {
+    name: 'fs.openSync+closeSync (floor) again',
+    run: pairsPerSecond(() => closeSync(openSync(paths.floor, 'r+'))),
+  },
+  {
     name: 'native acquire on a held lock (busy)',
     run: pairsPerSecond(() => {
       const result = lock.acquireLockFile(paths.busy);
@@ -105,8 +110,17 @@ const contenders = [
 ];
 
 for (const c of contenders) c.run(); // warm up
-const [full, close, split, proper, floor, busy] = await alternate(contenders, reps, 'pairs/s');
+const [full, close, split, proper, floor, floorAgain, busy] = await alternate(contenders, reps, 'pairs/s');
 lock.closeFd(held);
+
+/** The floor measured twice: its ratio shows the drift of this run; off by more than 10%, the run is marked rejected. */
+function controlRow(again: Sample, first: Sample): Row {
+  const row = compare('control: the floor against itself', again, first, true, '≈ 1');
+  const off = Math.abs((row.ratio ?? 1) - 1);
+  row.note = off > 0.1 ? `REJECTED: the control is off by ${(off * 100).toFixed(0)}%; rerun on a quieter machine` : 'drift on this machine';
+  if (off > 0.1) console.error(`flock bench: the control is off by ${(off * 100).toFixed(0)}%, the figures of this run are not reliable`);
+  return row;
+}
 
 const rows: Row[] = [
   compare('acquire + release, FileLock hot path', full!, proper, true, '>= 200,000/s; ratio vs proper-lockfile'),
@@ -114,5 +128,6 @@ const rows: Row[] = [
   compare('four separate primitive calls', split!, proper, true),
   { ...compare('acquire + release vs the open+close floor', full!, floor, true), note: 'a fraction of the floor: open+flock+flock+close vs open+close' },
   { ...compare('busy attempt (open + flock + close)', busy!, floor, true), note: 'attempts/s' },
+  controlRow(floorAgain!, floor!),
 ];
 report('flock: native lock-file primitives (ratio > 1: native better)', rows);

@@ -6,7 +6,8 @@
  * - 1 KiB and 256 B: time per call (ns/op) of `md5(buf)` and `md5(string)`
  *   against `crypto.hash('md5', …)` (target: faster, ratio > 1), where the
  *   binding's call overhead is what is measured;
- * - a control row, `crypto.hash` against itself, which must come out near 1.
+ * - a control row, `crypto.hash` against itself, which must come out near 1
+ *   (off by more than 10%, the row says the run is rejected).
  * The twin is node:crypto plus an argument check, so its row shows that cost.
  * Run: node --import tsx bench/md5.bench.ts [--quick]
  */
@@ -64,6 +65,15 @@ async function latency<T>(contenders: Record<string, (data: T) => unknown>, data
   );
 }
 
+/** The same contender measured twice: its ratio shows the drift of this run; off by more than 10%, the run is marked rejected. */
+function controlRow(figure: string, again: Sample, first: Sample): Row {
+  const row = compare(figure, again, first, false, '≈ 1');
+  const off = Math.abs((row.ratio ?? 1) - 1);
+  row.note = off > 0.1 ? `REJECTED: the control is off by ${(off * 100).toFixed(0)}%; rerun on a quieter machine` : 'the same call twice: drift on this machine';
+  if (off > 0.1) console.error(`md5 bench: ${figure} off by ${(off * 100).toFixed(0)}%, the figures of this run are not reliable`);
+  return row;
+}
+
 const rows: Row[] = [];
 const MiB = 1 << 20;
 
@@ -93,7 +103,7 @@ for (const size of [1024, 256]) {
   );
   rows.push(compare(`${size} B Buffer`, ours!, peer, false, '> 1'));
   rows.push(compare(`${size} B Buffer, twin`, twin!, peer, false));
-  rows.push({ ...compare(`${size} B control`, control!, peer, false, '≈ 1'), note: 'the same call twice: drift on this machine' });
+  rows.push(controlRow(`${size} B control`, control!, peer!));
 
   const text = 'é'.repeat(size / 4) + 'x'.repeat(size / 2); // size bytes of UTF-8, part multi-byte
   const [ourText, peerText] = await latency(
