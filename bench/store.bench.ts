@@ -6,7 +6,7 @@
  * directory, and a redis-server on loopback started here (skipped when
  * redis-server is not installed). Medians of alternating reps; ratios are
  * against the memory store; a control row (memory get against itself) must
- * come out near 1. Run:
+ * come out within 10% of 1, or the row says the run is rejected. Run:
  *   node --import tsx bench/store.bench.ts [--quick]
  */
 import { Buffer } from 'node:buffer';
@@ -49,6 +49,15 @@ async function rate(op: (i: number) => unknown, ms: number): Promise<number> {
     now = performance.now();
   }
   return calls / ((now - start) / 1000);
+}
+
+/** The same contender measured twice: off by more than 10%, the run is marked rejected (as the md5 and flock benches do). */
+function controlRow(figure: string, again: Sample, first: Sample): Row {
+  const row = compare(figure, again, first, true, '≈ 1');
+  const off = Math.abs((row.ratio ?? 1) - 1);
+  row.note = off > 0.1 ? `REJECTED: the control is off by ${(off * 100).toFixed(0)}%; rerun on a quieter machine` : 'the same call twice: drift on this machine';
+  if (off > 0.1) console.error(`store bench: ${figure} off by ${(off * 100).toFixed(0)}%, the figures of this run are not reliable`);
+  return row;
 }
 
 const entry = page();
@@ -101,7 +110,7 @@ try {
       rows.push(name === 'memory' ? compare(`${op} of a 50 KiB entry`, by(`memory ${op}`), undefined) : compare(`${op} of a 50 KiB entry, against memory`, by(`${name} ${op}`), by(`memory ${op}`)));
     }
   }
-  rows.push({ ...compare('control: memory get against itself', by('memory get (control)'), by('memory get'), true, '≈ 1'), note: 'the same call twice: drift on this machine' });
+  rows.push(controlRow('control: memory get against itself', by('memory get (control)'), by('memory get')));
   if (redisNote) rows.push({ figure: 'redis', ours: { name: 'skipped', median: 0, min: 0, max: 0, unit: 'ops/s' }, note: redisNote });
   report('cache stores: get and set of a 50 KiB entry (sequential awaited calls)', rows);
 } finally {
