@@ -44,8 +44,8 @@ interface Work {
   readonly ctx: Context;
   readonly state: RequestState;
   readonly options: ResolvedOptions;
-  /** The body as the action made it, as bytes. */
-  readonly raw: Buffer;
+  /** The body as the action made it (JSON already serialised); turned into bytes only when needed. */
+  readonly source: string | Buffer;
   /** Bare, lowercased media type. */
   readonly type: string;
   /** The optimisation settings that turn raw into entity ('' for none), part of the memo key. */
@@ -68,19 +68,21 @@ function isStreamLike(body: object): boolean {
   return typeof (body as { pipe?: unknown }).pipe === 'function' || body instanceof ReadableStream || body instanceof Blob || body instanceof Response;
 }
 
-/** The body as bytes, or the reason it is left alone. */
-function bodyBytes(ctx: Context): Buffer | string {
+/** The body as a string or bytes, or the reason it is left alone. */
+function bodySource(ctx: Context): { source: string | Buffer } | { skip: string } {
   const body: unknown = ctx.body;
-  if (body === null || body === undefined) return 'empty body';
-  if (typeof body === 'string') return Buffer.from(body);
-  if (Buffer.isBuffer(body)) return body;
-  if (typeof body === 'object' && isStreamLike(body)) return 'stream body';
+  if (body === null || body === undefined) return { skip: 'empty body' };
+  if (typeof body === 'string' || Buffer.isBuffer(body)) return { source: body };
+  if (typeof body === 'object' && isStreamLike(body)) return { skip: 'stream body' };
   // Anything else Koa would send as JSON; serialise it the same way, so it can be compressed.
   const json = JSON.stringify(body);
-  if (json === undefined) return 'body has no JSON form';
+  if (json === undefined) return { skip: 'body has no JSON form' };
   if (!ctx.res.hasHeader('Content-Type')) ctx.type = 'application/json; charset=utf-8';
-  return Buffer.from(json);
+  return { source: json };
 }
+
+/** What entity and payload hold until OPTIMISE sets them. */
+const EMPTY = Buffer.alloc(0);
 
 /** Decides whether koa-buffer handles this response; the Work when it does. */
 function check(ctx: Context, state: RequestState, shared: Shared): Work | undefined {
@@ -95,21 +97,21 @@ function check(ctx: Context, state: RequestState, shared: Shared): Work | undefi
   // RFC 9110 15.3.5, 15.3.7, 15.4.5: no content to rework; 1xx never reach here as a final status.
   if (status < 200 || status === 204 || status === 206 || status === 304) return skip(`status ${status}`);
   if (ctx.res.hasHeader('Content-Encoding')) return skip('Content-Encoding already set');
-  const raw = bodyBytes(ctx);
-  if (typeof raw === 'string') return skip(raw);
-  if (raw.length === 0) return skip('empty body');
+  const body = bodySource(ctx);
+  if ('skip' in body) return skip(body.skip);
+  if (body.source.length === 0) return skip('empty body');
   const type = mediaType(responseHeader(ctx, 'Content-Type'));
   if (type === undefined) return skip('no media type');
   const options = responseOptions(state.config, sectionDeclarations(ctx), override.values);
   if (options.excludedTypes.matches(type)) return skip(`excluded media type ${type}`);
-  return { ctx, state, options, raw, type, variant: '', entity: raw, md5: undefined, coding: 'identity', payload: raw };
+  return { ctx, state, options, source: body.source, type, variant: '', entity: EMPTY, md5: undefined, coding: 'identity', payload: EMPTY };
 }
 
 /** MD5 of the entity, computed once; a new entity is taught to the memo under its variant. */
 function digest(work: Work, shared: Shared): string {
   if (work.md5 === undefined) {
     work.md5 = md5(work.entity);
-    shared.memo.learn(work.raw, work.variant, work.entity, work.md5);
+    shared.memo.learn(work.source, work.variant, work.entity, work.md5);
   }
   return work.md5;
 }
@@ -123,12 +125,18 @@ const optimise: Step = async (work, shared) => {
   const level = options.optimiseContent === 2 ? 2 : 1;
   // Link rewriting depends on the host and path, so they are part of what made the entity.
   if (wanted) work.variant = options.rewriteLinks ? `o${level}\0${ctx.host}\0${ctx.path}` : `o${level}`;
-  const known = shared.memo.recall(work.raw, work.variant);
+  // A body seen before is recognised by comparison, so it is not encoded, optimised or hashed again.
+  const known = shared.memo.recall(work.source, work.variant);
   if (known) {
     work.entity = known.entity;
     work.md5 = known.md5;
-  } else if (wanted) {
-    work.entity = await optimiseHtml(work.raw, {
+    work.payload = work.entity;
+    return true;
+  }
+  const raw = typeof work.source === 'string' ? Buffer.from(work.source) : work.source;
+  work.entity = raw;
+  if (wanted) {
+    work.entity = await optimiseHtml(raw, {
       level, rewriteLinks: options.rewriteLinks, host: ctx.host, path: ctx.path,
       logger: shared.log.logger, messages: shared.log.messages, debug: shared.log.debugEnabled,
     });

@@ -4,10 +4,10 @@
  * bytes again) is optimised, hashed and compressed once, not per request.
  *
  * Two kinds of entry share one byte budget:
- * - entity entries recognise a body by its exact bytes (a cheap fingerprint
- *   finds the candidate, `Buffer#equals` proves it) and give back the
- *   optimised entity and its MD5, so a repeated body costs a memcmp instead
- *   of a squash and a hash;
+ * - entity entries recognise a body by its exact content (a cheap fingerprint
+ *   finds the candidate; `===` for a string body, `Buffer#equals` for bytes,
+ *   proves it) and give back the optimised entity and its MD5, so a repeated
+ *   body costs one comparison instead of encoding, squashing and hashing;
  * - coding entries map (entity MD5, coding, level) — the very MD5 the ETag
  *   is made of — to the compressed bytes, or to "no gain" when compression
  *   did not make that entity smaller.
@@ -16,9 +16,9 @@ import { LRUCache } from 'lru-cache';
 
 /** An entity the memo recognised or learnt. */
 export interface KnownEntity {
-  /** The body as the action produced it. */
-  readonly raw: Buffer;
-  /** The body after optimisation (the same Buffer as `raw` when nothing changed it). */
+  /** The body as the action produced it: a string, or bytes. */
+  readonly raw: Buffer | string;
+  /** The body after optimisation, as bytes (the same Buffer as `raw` when nothing changed it). */
   readonly entity: Buffer;
   /** Lowercase hex MD5 of `entity`. */
   readonly md5: string;
@@ -38,22 +38,39 @@ const entryOverhead = 96;
 export const defaultMemoMaxSize = 64 * 1024 * 1024;
 
 function sizeOf(entry: Entry, key: string): number {
-  if ('raw' in entry) return entry.raw.length + (entry.entity === entry.raw ? 0 : entry.entity.length) + key.length + entryOverhead;
+  if ('raw' in entry) {
+    // A string is charged two bytes a character, what V8 needs at most.
+    const raw = typeof entry.raw === 'string' ? entry.raw.length * 2 : entry.raw.length;
+    return raw + (entry.entity === entry.raw ? 0 : entry.entity.length) + key.length + entryOverhead;
+  }
   return (entry.bytes?.length ?? 0) + key.length + entryOverhead;
 }
 
 /**
  * A key for a body that is cheap to build and almost never shared by two
- * different bodies of one length: the length and sixteen 32-bit words read
- * at evenly spread offsets. A shared key only costs a failed comparison.
+ * different bodies of one length: the kind, the length and sixteen samples
+ * (32-bit words of bytes, or UTF-16 units of a string) at evenly spread
+ * offsets. A shared key only costs a failed comparison.
  */
-function fingerprint(raw: Buffer): string {
+function fingerprint(raw: Buffer | string): string {
   const n = raw.length;
-  if (n < 64) return `${n}:${raw.toString('base64')}`;
+  if (typeof raw === 'string') {
+    if (n < 64) return `s${n}:${raw}`;
+    let key = `s${n}`;
+    for (let i = 0; i < 16; i++) key += `:${raw.charCodeAt(Math.floor((i * (n - 1)) / 15))}`;
+    return key;
+  }
+  if (n < 64) return `b${n}:${raw.toString('base64')}`;
   const span = n - 4;
-  let key = `${n}`;
+  let key = `b${n}`;
   for (let i = 0; i < 16; i++) key += `:${raw.readUInt32LE(Math.floor((i * span) / 15))}`;
   return key;
+}
+
+function same(a: Buffer | string, b: Buffer | string): boolean {
+  if (a === b) return true;
+  if (typeof a === 'string' || typeof b === 'string') return false;
+  return a.equals(b);
 }
 
 /** The memo of one `buffer()` middleware. */
@@ -86,15 +103,15 @@ export class RepresentationMemo {
    * The entity learnt for exactly these bytes under `variant` (the
    * optimisation settings that turned raw into entity), or undefined.
    */
-  recall(raw: Buffer, variant: string): KnownEntity | undefined {
+  recall(raw: Buffer | string, variant: string): KnownEntity | undefined {
     if (!this.#lru) return undefined;
     const known = this.#lru.get(`e\0${variant}\0${fingerprint(raw)}`);
     if (known === undefined || !('raw' in known)) return undefined;
-    return known.raw === raw || known.raw.equals(raw) ? known : undefined;
+    return same(known.raw, raw) ? known : undefined;
   }
 
   /** Remembers what `raw` became under `variant`. */
-  learn(raw: Buffer, variant: string, entity: Buffer, md5: string): void {
+  learn(raw: Buffer | string, variant: string, entity: Buffer, md5: string): void {
     this.#lru?.set(`e\0${variant}\0${fingerprint(raw)}`, { raw, entity, md5 });
   }
 

@@ -1,0 +1,212 @@
+/**
+ * koa-buffer over real HTTP against the usual peer stack
+ * (koa-compress + koa-conditional-get + koa-etag) and against bare Koa
+ * serving a precompressed Buffer (the ceiling), side by side in one run.
+ *
+ * Method: every server runs in its own child process pinned to core 0
+ * (`taskset -c 0`), autocannon runs in another pinned to core 1, 50
+ * connections; configurations alternate rep by rep (3 × 3 s each, 1 × 2 s
+ * with --quick) and the median req/s is reported with its spread. The page
+ * is a 50 KiB HTML document rendered afresh per request (a new string with
+ * the same bytes), or with one changed number per request. A last part
+ * measures the event-loop delay (p99, perf_hooks) inside the server while
+ * 5 MiB pages are compressed on every request.
+ *
+ * Run: node --import tsx bench/http.bench.ts [--quick]
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { alternate, compare, isMain, quick, report, sample, type Row, type Sample } from './harness.ts';
+import { htmlPage } from './fixtures/pages.ts';
+
+const self = fileURLToPath(import.meta.url);
+const autocannonBin = fileURLToPath(new URL('../node_modules/autocannon/autocannon.js', import.meta.url));
+
+type Mode = 'bare' | 'ours' | 'ours-nomemo' | 'ours-changing' | 'peers' | 'ours-5mib' | 'peers-5mib';
+
+// --- server side (a child process) -------------------------------------------
+
+async function serveMode(mode: Mode): Promise<void> {
+  const { default: Koa } = await import('koa');
+  const app = new Koa();
+  const big = mode.endsWith('5mib');
+  const lines = htmlPage(big ? 5 * 1024 * 1024 : 50 * 1024, 42).split('\n').map((line) => `${line}\n`);
+  let counter = 0;
+  // "Rendered afresh": a new string per request, built from the template's lines.
+  // The changing page differs in text the squasher keeps (a comment would be squashed away and the bytes would repeat).
+  const render = (): string => (mode === 'ours-changing' ? `${lines.join('')}<p>request ${counter++}</p>` : lines.join(''));
+
+  if (mode === 'bare') {
+    const page = Buffer.from(render());
+    const pre = { br: zlib.brotliCompressSync(page, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }), gzip: zlib.gzipSync(page) };
+    app.use((ctx) => {
+      const coding = (ctx.get('Accept-Encoding').includes('br') ? 'br' : 'gzip') as 'br' | 'gzip';
+      ctx.type = 'html';
+      ctx.set('Content-Encoding', coding);
+      ctx.body = pre[coding];
+    });
+  } else if (mode.startsWith('peers')) {
+    const { default: compress } = await import('koa-compress');
+    const { default: conditional } = await import('koa-conditional-get');
+    const { default: etag } = await import('koa-etag');
+    app.use(compress());
+    app.use(conditional());
+    app.use(etag());
+    app.use((ctx) => { ctx.body = render(); });
+  } else {
+    const { buffer } = await import('../src/middleware.ts');
+    app.use(buffer({ optimiseContent: 1, ...(mode === 'ours-nomemo' || big ? { memoMaxSize: 0 } : {}) }));
+    app.use((ctx) => { ctx.body = render(); });
+  }
+
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  const server = http.createServer(app.callback());
+  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
+  process.on('message', (message: { cmd: string }) => {
+    if (message.cmd === 'delay-start') {
+      delay.reset();
+      delay.enable();
+      process.send!({ ok: true });
+    } else if (message.cmd === 'delay-stop') {
+      delay.disable();
+      process.send!({ p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 });
+    }
+  });
+  process.on('disconnect', () => process.exit(0));
+}
+
+// --- driver side ---------------------------------------------------------------
+
+interface Server {
+  mode: Mode;
+  port: number;
+  child: ChildProcess;
+  ask(cmd: string): Promise<Record<string, number>>;
+}
+
+const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+const pinned = (core: number, args: string[]): [string, string[]] => (hasTaskset ? ['taskset', ['-c', String(core), ...args]] : [args[0]!, args.slice(1)]);
+
+function startServer(mode: Mode): Promise<Server> {
+  const [cmd, args] = pinned(0, [process.execPath, '--import', 'tsx', self, '--serve', mode]);
+  const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, KOA_BUFFER_DEBUG: '0' } });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`server ${mode} exited with ${code}`)));
+    child.once('message', (message: { port: number }) => {
+      resolve({
+        mode, port: message.port, child,
+        ask: (cmd) => new Promise((res) => { child.once('message', res as never); child.send({ cmd }); }),
+      });
+    });
+  });
+}
+
+interface LoadResult { rps: number; non2xx: number; errors: number }
+
+function load(port: number, headers: Record<string, string>, seconds: number, connections = 50): Promise<LoadResult> {
+  const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]);
+  const [cmd, args] = pinned(1, [process.execPath, autocannonBin, '-c', String(connections), '-d', String(seconds), '-j', ...h, `http://127.0.0.1:${port}/`]);
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('error', reject);
+    child.on('exit', () => {
+      try {
+        const json = JSON.parse(out) as { requests: { average: number }; non2xx: number; errors: number };
+        resolve({ rps: json.requests.average, non2xx: json.non2xx, errors: json.errors });
+      } catch (error) {
+        reject(new Error(`autocannon output did not parse: ${out.slice(0, 200)} (${(error as Error).message})`));
+      }
+    });
+  });
+}
+
+function once(port: number, headers: Record<string, string>): Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, headers, agent: false }, (res) => {
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, bytes }));
+    }).on('error', reject);
+  });
+}
+
+async function main(): Promise<void> {
+  const reps = quick ? 1 : 3;
+  const seconds = quick ? 2 : 3;
+  const modes: Mode[] = ['bare', 'ours', 'ours-nomemo', 'ours-changing', 'peers'];
+  const servers = new Map<Mode, Server>();
+  for (const mode of modes) servers.set(mode, await startServer(mode));
+  const rows: Row[] = [];
+  const problems: string[] = [];
+  const run = (mode: Mode, headers: Record<string, string>, expect: number) => async () => {
+    const result = await load(servers.get(mode)!.port, headers, seconds);
+    if (result.errors > 0 || (expect === 200 && result.non2xx > 0)) problems.push(`${mode} ${JSON.stringify(headers)}: ${result.errors} errors, ${result.non2xx} non-2xx`);
+    return result.rps;
+  };
+
+  try {
+    for (const coding of ['br', 'gzip'] as const) {
+      const headers = { 'accept-encoding': coding };
+      for (const mode of modes) await load(servers.get(mode)!.port, headers, 1); // warm up (JIT, memo)
+      const [bare, ours, nomemo, changing, peers] = await alternate(modes.map((mode) => ({ name: `${mode} ${coding}`, run: run(mode, headers, 200) })), reps, 'req/s') as [Sample, Sample, Sample, Sample, Sample];
+      rows.push(compare(`50 KiB page, ${coding}, same bytes per request (memo)`, ours, peers, true, '>= 10'));
+      rows.push(compare(`50 KiB page, ${coding}, memo vs bare Koa precompressed`, ours, bare, true, '>= 0.3'));
+      rows.push(compare(`50 KiB page, ${coding}, memo off`, nomemo, peers, true, '>= 2'));
+      rows.push(compare(`50 KiB page, ${coding}, bytes change every request`, changing, peers, true, '>= 2'));
+      rows.push(compare(`50 KiB page, ${coding}, peers vs bare Koa (ceiling)`, peers, bare, true));
+      for (const mode of ['ours', 'peers', 'bare'] as const) {
+        const r = await once(servers.get(mode)!.port, headers);
+        rows.push({ figure: `bytes on the wire, ${coding}, ${mode}`, ours: { name: mode, median: r.bytes, min: r.bytes, max: r.bytes, unit: 'B' }, note: `Content-Encoding ${r.headers['content-encoding'] ?? 'none'}` });
+      }
+      const plain = await once(servers.get('ours')!.port, {});
+      if (coding === 'br') rows.push({ figure: 'bytes on the wire, identity, ours (squashed)', ours: { name: 'ours', median: plain.bytes, min: plain.bytes, max: plain.bytes, unit: 'B' } });
+    }
+
+    // 304: each stack answers the tag it gave.
+    const headers = { 'accept-encoding': 'br' };
+    const oursTag = (await once(servers.get('ours')!.port, headers)).headers.etag!;
+    const peersTag = (await once(servers.get('peers')!.port, headers)).headers.etag!;
+    const [ours304, peers304] = await alternate([
+      { name: 'ours 304', run: run('ours', { ...headers, 'if-none-match': oursTag }, 304) },
+      { name: 'peers 304', run: run('peers', { ...headers, 'if-none-match': peersTag }, 304) },
+    ], reps, 'req/s') as [Sample, Sample];
+    rows.push(compare('50 KiB page, matching If-None-Match (304)', ours304, peers304, true, '>= 1.2'));
+    const check = await once(servers.get('ours')!.port, { ...headers, 'if-none-match': oursTag });
+    if (check.status !== 304) problems.push(`ours did not answer 304 (${check.status})`);
+  } finally {
+    for (const server of servers.values()) server.child.kill();
+  }
+
+  // Event-loop delay while 5 MiB pages are compressed on every request (memo off).
+  const delays: Record<string, number[]> = { 'ours-5mib': [], 'peers-5mib': [] };
+  for (const mode of ['ours-5mib', 'peers-5mib'] as const) {
+    const server = await startServer(mode);
+    try {
+      for (let rep = 0; rep < reps; rep++) {
+        await server.ask('delay-start');
+        await load(server.port, { 'accept-encoding': 'br' }, seconds, 4);
+        delays[mode]!.push((await server.ask('delay-stop')).p99!);
+      }
+    } finally {
+      server.child.kill();
+    }
+  }
+  rows.push(compare('event-loop delay p99 while compressing 5 MiB pages (br, 4 connections)', sample('ours', delays['ours-5mib']!, 'ms'), sample('peers', delays['peers-5mib']!, 'ms'), false));
+
+  if (!hasTaskset) problems.push('taskset is missing: server and load generator were not pinned');
+  for (const problem of problems) console.log(`WARNING: ${problem}`);
+  report('HTTP: koa-buffer vs koa-compress + koa-etag + koa-conditional-get (ratio > 1: koa-buffer better)', rows);
+}
+
+if (process.argv.includes('--serve')) {
+  await serveMode(process.argv[process.argv.indexOf('--serve') + 1] as Mode);
+} else if (isMain(import.meta.url)) {
+  await main();
+}
