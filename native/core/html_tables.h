@@ -56,7 +56,7 @@ inline bool ieq(const std::uint8_t* a, const char* lower_literal, std::size_t n)
 // Tag names
 // ---------------------------------------------------------------------------
 
-enum : std::uint16_t {
+enum : std::uint32_t {
   // Generates a block-level box (or a forced break) under the default UA
   // style sheet, so white space next to its tag is at a line edge and never
   // renders. display:none elements (meta, link, script, …) are NOT here:
@@ -73,16 +73,22 @@ enum : std::uint16_t {
   kAnchor = 1 << 8,     // <a>: href may be rewritten
   kImg = 1 << 9,        // <img>: src may be rewritten
   kVoid = 1 << 10,      // a block-level void element (br, hr, col, frame): no inside
+  // A formatting element (HTML "list of active formatting elements"). When
+  // one is left open across a block boundary, the parser re-creates it at
+  // the next character token, white space included, so removing white space
+  // would move it; runs are kept while any is open.
+  kFormatting = 1 << 11,
+  kHtml = 1 << 12,  // <html>: may precede <head> without closing the chance of one
 };
 
-// Raw-text elements carry an index into kRawNames in bits 12..15 (1-based).
-constexpr int kRawShift = 12;
+// Raw-text elements carry an index into kRawNames in bits 16..19 (1-based).
+constexpr int kRawShift = 16;
 
 inline constexpr const char* kRawNames[] = {
     nullptr, "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript", "plaintext",
 };
 
-inline const char* raw_name(std::uint16_t flags) noexcept { return kRawNames[flags >> kRawShift]; }
+inline const char* raw_name(std::uint32_t flags) noexcept { return kRawNames[flags >> kRawShift]; }
 
 constexpr std::uint64_t pack(const char* s) {
   std::uint64_t v = 0;
@@ -90,18 +96,31 @@ constexpr std::uint64_t pack(const char* s) {
   return v;
 }
 
-constexpr std::uint16_t raw(int index) { return static_cast<std::uint16_t>(kRaw | (index << kRawShift)); }
+constexpr std::uint32_t raw(int index) { return kRaw | (static_cast<std::uint32_t>(index) << kRawShift); }
 
 // The class of a tag name (any case). Unknown names, custom elements, SVG
 // and MathML names are 0: inline and transparent to nothing.
-inline std::uint16_t classify_tag(const std::uint8_t* name, std::size_t n) noexcept {
+inline std::uint32_t classify_tag(const std::uint8_t* name, std::size_t n) noexcept {
   if (n == 0 || n > 10) return 0;
   if (n <= 8) {
     std::uint64_t key = 0;
     for (std::size_t i = 0; i < n; ++i) key |= static_cast<std::uint64_t>(lower(name[i])) << (8 * i);
     switch (key) {
-      case pack("a"): return kAnchor;
+      case pack("a"): return kAnchor | kFormatting;
       case pack("img"): return kImg;
+      case pack("b"):
+      case pack("i"):
+      case pack("s"):
+      case pack("u"):
+      case pack("em"):
+      case pack("tt"):
+      case pack("big"):
+      case pack("code"):
+      case pack("font"):
+      case pack("nobr"):
+      case pack("small"):
+      case pack("strike"):
+      case pack("strong"): return kFormatting;
       case pack("br"):
       case pack("hr"):
       case pack("col"):
@@ -127,7 +146,6 @@ inline std::uint16_t classify_tag(const std::uint8_t* name, std::size_t n) noexc
       case pack("nav"):
       case pack("body"):
       case pack("form"):
-      case pack("html"):
       case pack("main"):
       case pack("menu"):
       case pack("aside"):
@@ -155,6 +173,7 @@ inline std::uint16_t classify_tag(const std::uint8_t* name, std::size_t n) noexc
       case pack("pre"):
       case pack("listing"): return kBlock | kPreLike;
       case pack("xmp"): return kBlock | raw(5);
+      case pack("html"): return kBlock | kHtml;
       case pack("head"): return kBlock | kHead | kHeadOk;
       case pack("base"): return kHeadOk | kBase;
       case pack("link"):

@@ -6,8 +6,11 @@
 //
 //  * Text white space (\t \n \f \r space) collapses to one byte: a line feed
 //    if the run held one, else a space. A run whose only neighbours are tags
-//    (or the start/end of input) is dropped when one of those tags is
-//    block-level (html_tables.h: kBlock), or when it lies inside <head>.
+//    (or the start/end of input) is dropped when it lies outside a block box
+//    (before a block-level start tag, after a block-level end tag, either side
+//    of br/hr/col/frame: html_tables.h kBlock), or inside <head>. White space
+//    just inside a block (after <div>, before </div>) stays: it may touch
+//    ::before/::after content and render.
 //  * Comments go, except conditional ones ("<!--[if", "…[endif]-->") and
 //    "<!--!…". A removed comment is transparent: the white space on both
 //    sides forms one run, so a second pass finds nothing left to merge. It
@@ -122,8 +125,10 @@ class squasher {
   kind prev_ = kind::bof;    // the token before the pending run
   bool prev_in_head_ = false;
   bool in_head_ = false;     // after <head>, until something that closes it
+  bool head_allowed_ = true; // nothing yet that makes a browser ignore a <head> tag
   bool doc_start_ = true;    // no tag or text yet: a doctype here is block-like
   size_t depth_ = 0;         // open pre/listing elements: their content is verbatim
+  size_t formatting_ = 0;    // formatting start tags not yet matched by end tags
 
   void copy_to(size_t end) noexcept {
     std::memcpy(out_ + o_, in_ + p_, end - p_);
@@ -134,6 +139,7 @@ class squasher {
   void saw_text() noexcept {
     prev_ = kind::text;
     in_head_ = false;
+    head_allowed_ = false;
     doc_start_ = false;
   }
 
@@ -143,7 +149,7 @@ class squasher {
     ws_pending_ = false;
     const bool lf = ws_lf_;
     ws_lf_ = false;
-    if (prev_ != kind::text && next != kind::text &&
+    if (prev_ != kind::text && next != kind::text && formatting_ == 0 &&
         (prev_ == kind::block || next == kind::block || prev_in_head_)) {
       return;
     }
@@ -314,7 +320,7 @@ class squasher {
     const size_t n0 = p_ + (end_tag ? 2 : 1);
     size_t n1 = n0 + 1;
     while (n1 < len_ && !is_name_end(in_[n1])) ++n1;
-    const std::uint16_t f = classify_tag(in_ + n0, n1 - n0);
+    const std::uint32_t f = classify_tag(in_ + n0, n1 - n0);
     // White space before a block start tag or after a block end tag lies
     // outside the block's box, at a line edge. White space just inside a
     // block (after <div>, before </div>) may sit next to ::before/::after
@@ -327,15 +333,23 @@ class squasher {
     const bool link = !end_tag && !verbatim && rewrite_ && (f & (kAnchor | kImg));
     const bool closed = tag_body(verbatim, link ? f : 0);
     prev_ = outside_after ? kind::block : kind::neutral;
+    if (f & kFormatting) {
+      if (!end_tag) {
+        ++formatting_;
+      } else if (formatting_ != 0) {
+        --formatting_;
+      }
+    }
     if (!verbatim) {
-      // State changes from inside pre/listing are ignored: their opening tag
-      // already cleared doc_start_ and in_head_, and nothing there sets them.
+      // Head state changes from inside pre/listing are ignored: their opening
+      // tag already cleared doc_start_ and in_head_, and nothing there sets them.
       doc_start_ = false;
       if (f & kHead) {
-        in_head_ = !end_tag;
+        in_head_ = !end_tag && head_allowed_;
       } else if (!(f & kHeadOk)) {
         in_head_ = false;
       }
+      if (end_tag || !(f & kHtml)) head_allowed_ = false;
       if (!end_tag && (f & kBase)) rewrite_ = false;
     }
     prev_in_head_ = in_head_;
@@ -352,7 +366,7 @@ class squasher {
 
   // The attributes and the closing '>' of a tag, after its name. Returns
   // false when the input ends first (the browser drops such a tag).
-  bool tag_body(bool verbatim, std::uint16_t link) noexcept {
+  bool tag_body(bool verbatim, std::uint32_t link) noexcept {
     using st = tag_state;
     st s = st::before_name;
     size_t an0 = 0, an1 = 0;  // the current attribute name
@@ -436,7 +450,7 @@ class squasher {
     return false;
   }
 
-  bool names_link(std::uint16_t link, size_t an0, size_t an1) const noexcept {
+  bool names_link(std::uint32_t link, size_t an0, size_t an1) const noexcept {
     const size_t n = an1 - an0;
     if (link & kAnchor) return n == 4 && ieq(in_ + an0, "href", 4);
     return n == 3 && ieq(in_ + an0, "src", 3);
@@ -496,7 +510,7 @@ class squasher {
   }
 
   // Raw text after its start tag: copied verbatim up to the end tag.
-  void raw_text(std::uint16_t f) noexcept {
+  void raw_text(std::uint32_t f) noexcept {
     size_t end;
     if (f & kPlaintext) {
       end = len_;

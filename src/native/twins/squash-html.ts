@@ -58,21 +58,25 @@ const BASE = 1 << 7;
 const ANCHOR = 1 << 8;
 const IMG = 1 << 9;
 const VOID = 1 << 10;
-const RAW_SHIFT = 12;
+const FORMATTING = 1 << 11;
+const HTML = 1 << 12;
+const RAW_SHIFT = 16;
 
 const RAW_NAMES = ['', 'script', 'style', 'textarea', 'title', 'xmp', 'iframe', 'noembed', 'noframes', 'noscript', 'plaintext'];
 const raw = (name: string): number => RAW | (RAW_NAMES.indexOf(name) << RAW_SHIFT);
 
 const BLOCK_NAMES =
-  'p dd dl dt h1 h2 h3 h4 h5 h6 li ol td th tr ul dir div nav body form html main menu aside table ' +
+  'p dd dl dt h1 h2 h3 h4 h5 h6 li ol td th tr ul dir div nav body form main menu aside table ' +
   'tbody tfoot thead center figure footer header hgroup legend option address article caption details section ' +
   'summary colgroup fieldset frameset optgroup blockquote figcaption';
 
 const TAG_FLAGS: Array<[string, number]> = [
   ...BLOCK_NAMES.split(' ').map((name): [string, number] => [name, BLOCK]),
   ...['br', 'hr', 'col', 'frame'].map((name): [string, number] => [name, BLOCK | VOID]),
-  ['a', ANCHOR],
+  ...'b i s u em tt big code font nobr small strike strong'.split(' ').map((name): [string, number] => [name, FORMATTING]),
+  ['a', ANCHOR | FORMATTING],
   ['img', IMG],
+  ['html', BLOCK | HTML],
   ['pre', BLOCK | PRE_LIKE],
   ['listing', BLOCK | PRE_LIKE],
   ['xmp', BLOCK | raw('xmp')],
@@ -185,8 +189,10 @@ class Squasher {
   prev = K_BOF;
   prevInHead = false;
   inHead = false;
+  headAllowed = true;
   docStart = true;
   depth = 0;
+  formatting = 0;
   rewrite: boolean;
 
   constructor(
@@ -258,6 +264,7 @@ class Squasher {
   sawText(): void {
     this.prev = K_TEXT;
     this.inHead = false;
+    this.headAllowed = false;
     this.docStart = false;
   }
 
@@ -267,7 +274,14 @@ class Squasher {
     const lf = this.wsLf;
     this.wsLf = false;
     const prev = this.prev;
-    if (prev !== K_TEXT && next !== K_TEXT && (prev === K_BLOCK || next === K_BLOCK || this.prevInHead)) return;
+    if (
+      prev !== K_TEXT &&
+      next !== K_TEXT &&
+      this.formatting === 0 &&
+      (prev === K_BLOCK || next === K_BLOCK || this.prevInHead)
+    ) {
+      return;
+    }
     this.dst[this.o++] = lf ? LF : SPACE;
   }
 
@@ -423,13 +437,21 @@ class Squasher {
     const link = !endTag && !verbatim && this.rewrite && (f & (ANCHOR | IMG)) !== 0;
     const closed = this.tagBody(verbatim, link ? f : 0);
     this.prev = outsideAfter ? K_BLOCK : K_NEUTRAL;
+    if ((f & FORMATTING) !== 0) {
+      if (!endTag) {
+        this.formatting++;
+      } else if (this.formatting !== 0) {
+        this.formatting--;
+      }
+    }
     if (!verbatim) {
       this.docStart = false;
       if ((f & HEAD) !== 0) {
-        this.inHead = !endTag;
+        this.inHead = !endTag && this.headAllowed;
       } else if ((f & HEAD_OK) === 0) {
         this.inHead = false;
       }
+      if (endTag || (f & HTML) === 0) this.headAllowed = false;
       if (!endTag && (f & BASE) !== 0) this.rewrite = false;
     }
     this.prevInHead = this.inHead;
