@@ -5,7 +5,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -96,10 +96,11 @@ run('a child spawned while the parent holds a lock does not keep it after the pa
   t.teardown(() => { sleeper.kill('SIGKILL'); });
   const idle = holder(t, path, 'idle');
   t.is((await nextReport(idle)).event, 'ready');
+  const target = realpathSync(path); // /proc shows resolved paths
   for (const child of [sleeper, idle]) {
     const inherited = readdirSync(`/proc/${child.pid}/fd`).filter((entry) => {
       try {
-        return readlinkSync(`/proc/${child.pid}/fd/${entry}`) === path;
+        return readlinkSync(`/proc/${child.pid}/fd/${entry}`) === target;
       } catch {
         return false;
       }
