@@ -9,7 +9,7 @@
  */
 import type { Context, Middleware, Next } from 'koa';
 import { bufferIsCached, openState, requestState, type RequestState } from './context.ts';
-import { md5 } from './native/exports.ts';
+import { Md5, md5 } from './native/exports.ts';
 import { readOverride, resolveOptions, responseOptions, type BufferOptions, type ResolvedOptions } from './options.ts';
 import { codingAvailable, compress } from './response/compress.ts';
 import { notModifiedReason } from './response/conditional.ts';
@@ -116,6 +116,27 @@ function digest(work: Work, shared: Shared): string {
   return work.md5;
 }
 
+/**
+ * Entities above this size are hashed in slices of this size, with a turn of
+ * the event loop between slices, so a multi-megabyte page does not hold
+ * other requests up for the whole digest.
+ */
+const largeEntity = 1024 * 1024;
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Computes the digest of a large entity ahead of use, in slices; small ones are hashed in one call when needed. */
+async function digestInSlices(work: Work, shared: Shared): Promise<void> {
+  if (work.md5 !== undefined || work.entity.length <= largeEntity) return;
+  const hasher = new Md5();
+  for (let offset = 0; offset < work.entity.length; offset += largeEntity) {
+    await nextTurn();
+    hasher.update(work.entity.subarray(offset, offset + largeEntity));
+  }
+  work.md5 = hasher.digest('hex');
+  shared.memo.learn(work.source, work.variant, work.entity, work.md5);
+}
+
 // --- 2. OPTIMISE ------------------------------------------------------------
 
 const optimise: Step = async (work, shared) => {
@@ -136,12 +157,14 @@ const optimise: Step = async (work, shared) => {
   const raw = typeof work.source === 'string' ? Buffer.from(work.source) : work.source;
   work.entity = raw;
   if (wanted) {
+    if (raw.length > largeEntity) await nextTurn(); // encoding and squashing a large page are two long calls: not in one turn
     work.entity = await optimiseHtml(raw, {
       level, rewriteLinks: options.rewriteLinks, host: ctx.host, path: ctx.path,
       logger: shared.log.logger, messages: shared.log.messages, debug: shared.log.debugEnabled,
     });
   }
   work.payload = work.entity;
+  if (work.entity.length > largeEntity && (options.generateEtag || shared.memo.enabled)) await digestInSlices(work, shared);
   return true;
 };
 
