@@ -17,3 +17,5 @@ export { buffer } from './middleware.ts';
 export { bufferSection } from './section.ts';
 export type { BufferOptions, SectionOptions, CacheStore, CacheLock, EncodingName, Flag } from './options.ts';
 export type { LastModifiedOption, LastModifiedValue, MtimeCache } from './response/last-modified.ts';
+// Re-exporting from context.ts also carries its augmentation of Koa's context (ctx.bufferIsCached) into the declarations.
+export type { StoreableResponse } from './context.ts';
