@@ -112,7 +112,15 @@ export class RepresentationMemo {
 
   /** Remembers what `raw` became under `variant`. */
   learn(raw: Buffer | string, variant: string, entity: Buffer, md5: string): void {
-    this.#lru?.set(`e\0${variant}\0${fingerprint(raw)}`, { raw, entity, md5 });
+    if (!this.#lru) return;
+    // A Buffer may be reused and changed in place by the application after this
+    // response: keep a copy, so the memo never compares a body with itself.
+    let kept: KnownEntity = { raw, entity, md5 };
+    if (typeof raw !== 'string') {
+      const copy = Buffer.from(raw);
+      kept = { raw: copy, entity: entity === raw ? copy : entity, md5 };
+    }
+    this.#lru.set(`e\0${variant}\0${fingerprint(raw)}`, kept);
   }
 
   /**

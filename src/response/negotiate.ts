@@ -102,7 +102,8 @@ const rememberedMax = 512;
  * @example negotiate('gzip;q=0.8, br', ['br', 'zstd', 'gzip']) // { coding: 'br' }
  */
 export function negotiate(header: string | undefined, offered: readonly Coding[]): Negotiated {
-  if (header === undefined) return decide(header, offered);
+  // Long values are rare and would make long keys: decide them afresh.
+  if (header === undefined || header.length > 256) return decide(header, offered);
   const key = `${offered.join(',')}\n${header}`;
   let answer = remembered.get(key);
   if (answer === undefined) {

@@ -55,6 +55,16 @@ test('a change the fingerprint does not sample is still caught by the byte compa
   t.is(logger.count(compressions), 2);
 });
 
+test('a Buffer the application changes in place after sending is not mistaken for the old body', async (t) => {
+  const shared = Buffer.from(htmlPage(8192, 12));
+  const server = await serve(t, [buffer(), (ctx) => { ctx.type = 'text/html'; ctx.body = shared; }]);
+  const before = await server.request('/', { headers: { 'accept-encoding': 'gzip' } });
+  shared.write('CHANGED', 4000);
+  const after = await server.request('/', { headers: { 'accept-encoding': 'gzip' } });
+  t.not(after.headers.etag, before.headers.etag);
+  t.true(decode(after).equals(shared), 'the new bytes are sent');
+});
+
 test('memoMaxSize 0 turns the memo off: every response is compressed', async (t) => {
   const logger = recordingLogger();
   const body = htmlPage(8192, 6);
