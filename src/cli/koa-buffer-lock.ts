@@ -121,19 +121,16 @@ async function makeBackend(request: Request): Promise<LockBackend & { close?(): 
 /** Runs the command; resolves with the status this program should exit with. */
 function run(request: Request): Promise<number> {
   return new Promise((resolve) => {
-    let child: ChildProcess;
-    try {
-      child = spawn(request.command, request.args, { stdio: 'inherit' });
-    } catch (error) {
-      say('cli_command_failed', { command: request.command, error: error instanceof Error ? error.message : String(error) });
-      resolve(EX_NOEXEC);
-      return;
-    }
     // The child usually shares our terminal's process group and gets a Ctrl-C
     // itself; signals sent to this process alone (kill, systemd, cron) must
-    // still reach it, so every one is passed on.
+    // still reach it, so every one is passed on. The handlers go in before the
+    // spawn: the command may start and be signalled before spawn() returns
+    // here, and a signal in that gap would otherwise kill us and orphan it.
+    let child: ChildProcess | undefined;
+    const early: NodeJS.Signals[] = [];
     const forward = (signal: NodeJS.Signals): void => {
-      child.kill(signal);
+      if (child) child.kill(signal);
+      else early.push(signal);
     };
     const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
     for (const signal of signals) process.on(signal, forward);
@@ -141,6 +138,14 @@ function run(request: Request): Promise<number> {
       for (const signal of signals) process.off(signal, forward);
       resolve(status);
     };
+    try {
+      child = spawn(request.command, request.args, { stdio: 'inherit' });
+    } catch (error) {
+      say('cli_command_failed', { command: request.command, error: error instanceof Error ? error.message : String(error) });
+      done(EX_NOEXEC);
+      return;
+    }
+    for (const signal of early) child.kill(signal);
     child.once('error', (error: NodeJS.ErrnoException) => {
       say('cli_command_failed', { command: request.command, error: error.message });
       done(error.code === 'ENOENT' ? EX_NOTFOUND : EX_NOEXEC);

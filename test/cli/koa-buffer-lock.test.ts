@@ -11,7 +11,7 @@ const cli = fileURLToPath(new URL('../../src/cli/koa-buffer-lock.ts', import.met
 
 /** The command as a user runs it (through tsx here; the package runs dist/cli/koa-buffer-lock.js). */
 function koaBufferLock(t: ExecutionContext, args: string[]): LineChild {
-  return spawnProgram(t, process.execPath, ['--import', 'tsx/esm', cli, ...args]);
+  return spawnProgram(t, process.execPath, ['--import', 'tsx/esm', cli, ...args], { group: true });
 }
 
 function tempDir(t: ExecutionContext): string {

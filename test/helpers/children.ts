@@ -24,6 +24,12 @@ export interface ChildOptions {
   cwd?: string;
   /** Extra node flags, e.g. `--expose-gc`. */
   nodeArgs?: string[];
+  /**
+   * Start the child in a process group of its own and kill the whole group
+   * in teardown, so grandchildren it leaves behind (a command run by
+   * koa-buffer-lock) cannot hold the test's pipes open.
+   */
+  group?: boolean;
   /** Longest wait for a line, in ms. @defaultValue 15000 */
   lineTimeoutMs?: number;
 }
@@ -40,9 +46,13 @@ export class LineChild {
   #nextId = 1;
   readonly #lineTimeoutMs: number;
 
-  constructor(command: string, args: string[], options: SpawnOptions, lineTimeoutMs: number) {
+  readonly #group: boolean;
+
+  constructor(command: string, args: string[], options: SpawnOptions & { group?: boolean }, lineTimeoutMs: number) {
+    const { group = false, ...spawnOptions } = options;
     this.#lineTimeoutMs = lineTimeoutMs;
-    this.process = spawn(command, args, { ...options, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.#group = group;
+    this.process = spawn(command, args, { ...spawnOptions, detached: group, stdio: ['pipe', 'pipe', 'pipe'] });
     this.process.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
     createInterface({ input: this.process.stdout! }).on('line', (line) => {
       this.#lines.push(line);
@@ -128,6 +138,16 @@ export class LineChild {
     return this.exited;
   }
 
+  /** SIGKILLs the child's whole process group (a `group` child), whatever is left of it. */
+  killGroup(): void {
+    if (!this.#group || this.process.pid === undefined) return;
+    try {
+      process.kill(-this.process.pid, 'SIGKILL');
+    } catch {
+      // the group is gone already
+    }
+  }
+
   #wake(): void {
     const waiters = this.#waiters;
     this.#waiters = [];
@@ -148,6 +168,7 @@ export function spawnChild(t: ExecutionContext, file: string, args: string[] = [
   const { nodeArgs = [], lineTimeoutMs = 15_000, ...spawnOptions } = options;
   const child = new LineChild(process.execPath, [...nodeArgs, '--import', 'tsx/esm', file, ...args], spawnOptions, lineTimeoutMs);
   t.teardown(async () => {
+    child.killGroup();
     await child.kill('SIGKILL');
   });
   return child;
@@ -158,6 +179,7 @@ export function spawnProgram(t: ExecutionContext, command: string, args: string[
   const { lineTimeoutMs = 15_000, nodeArgs: _ignored, ...spawnOptions } = options;
   const child = new LineChild(command, args, spawnOptions, lineTimeoutMs);
   t.teardown(async () => {
+    child.killGroup();
     await child.kill('SIGKILL');
   });
   return child;

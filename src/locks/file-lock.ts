@@ -1,0 +1,181 @@
+/**
+ * FileLock: the flock(2) lock backend of the seed `lock-file.txt` (SPEC 6),
+ * for the worker processes of one host. One empty file per key,
+ * `dir/md5(utf8(key)).lock`; the lock lives as long as the descriptor held
+ * in the guard, so a process that dies frees its locks at once.
+ */
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+import { BufferOptionError } from '../errors.ts';
+import type { Messages } from '../messages.ts';
+import { flock } from '../native/core.ts';
+import { md5 } from '../native/exports.ts';
+import { LOCK_BUSY, LOCK_STAGE_FLOCK, type FlockPrimitives } from '../native/types.ts';
+import { type MessagesOption, errorText, keyProblem, messagesFrom } from './checks.ts';
+import type { AcquireResult, LockBackend, ReleaseResult } from './protocol.ts';
+
+/** Options of {@link FileLock}. */
+export interface FileLockOptions {
+  /** The directory of the lock files, shared by every process that must exclude the others. Created (mode 0700) when missing. */
+  dir: string;
+  /** Message overrides (SPEC 8), or a {@link Messages}. */
+  messages?: MessagesOption;
+}
+
+/**
+ * The guard of a {@link FileLock}: it holds the open descriptor that holds
+ * the lock. Opaque: give it back to `release`.
+ */
+export class FileLockGuard {
+  /** @internal */
+  constructor(
+    /** @internal The descriptor; -1 once released. */ public fd: number,
+    /** @internal */ readonly path: string,
+  ) {}
+}
+
+/**
+ * Closes the descriptor of a guard dropped without release, as Perl closes
+ * the handle of a guard that goes out of scope (the seed's arrow 3). `release`
+ * unregisters the guard, so a descriptor number the kernel has since given to
+ * another file is never closed by mistake.
+ */
+let finalizer: FinalizationRegistry<number> | undefined;
+
+/**
+ * The flock lock backend: exclusive, non-blocking, freed by the operating
+ * system when its process dies. Always release what you acquire; a dropped
+ * guard is closed only when the garbage collector gets to it.
+ *
+ * @example
+ * const locks = new FileLock({ dir: '/run/myapp/locks' });
+ * const [guard, error] = locks.acquire('nightly-report');
+ * if (error !== undefined) throw new Error(error);
+ * if (guard === null) process.exit(0); // another copy is running
+ * try { buildReport(); } finally { locks.release(guard); }
+ *
+ * @example Spreading the lock files over sub-directories (the seed's subclass):
+ * class ShardedLock extends FileLock {
+ *   protected override pathFor(key: string): string {
+ *     const digest = md5(key);
+ *     const sub = join(this.dir, digest.slice(0, 2));
+ *     mkdirSync(sub, { recursive: true, mode: 0o700 });
+ *     return join(sub, `${digest}.lock`);
+ *   }
+ * }
+ */
+export class FileLock implements LockBackend<FileLockGuard> {
+  /** The directory of the lock files. */
+  readonly dir: string;
+
+  readonly #messages: Messages;
+  readonly #flock: FlockPrimitives;
+  readonly #prefix: string;
+
+  /**
+   * Creates `dir` and its missing parents (mode 0700) and checks it is a
+   * writable directory.
+   *
+   * @param options - `dir` (required) and `messages`
+   * @throws BufferOptionError `option_cache_lock_dir` when `dir` is not a non-empty string,
+   *   `lock_dir_create_failed` when it cannot be created, `lock_dir_not_writable` when it is
+   *   not a directory this process may create files in, `option_messages` for bad `messages`
+   * @throws Error with code `KB_NATIVE_UNAVAILABLE` when the native addon is not loaded (flock has no twin)
+   */
+  constructor(options: FileLockOptions) {
+    const given = (options ?? {}) as Partial<FileLockOptions>;
+    this.#messages = messagesFrom(given.messages);
+    const dir = given.dir;
+    if (typeof dir !== 'string' || dir === '') throw new BufferOptionError('option_cache_lock_dir', {}, this.#messages);
+    this.#flock = flock();
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw new BufferOptionError('lock_dir_create_failed', { dir, error: this.#osText(error) }, this.#messages);
+    }
+    try {
+      if (!statSync(dir).isDirectory()) throw new Error('not a directory');
+      accessSync(dir, constants.W_OK | constants.X_OK);
+    } catch {
+      throw new BufferOptionError('lock_dir_not_writable', { dir }, this.#messages);
+    }
+    this.dir = dir;
+    this.#prefix = dir.endsWith('/') ? dir : `${dir}/`;
+  }
+
+  /**
+   * The lock file of `key`: `dir/md5(utf8(key)).lock`. Override it in a
+   * subclass to lay the files out differently; hash the key as UTF-8, and
+   * create any directory you add. A throw here becomes `[null, message]`.
+   *
+   * @param key - the key given to `acquire`
+   * @returns the path of the lock file
+   */
+  protected pathFor(key: string): string {
+    return `${this.#prefix}${md5(key)}.lock`;
+  }
+
+  /**
+   * Tries, without waiting, to take the lock of `key`. Synchronous; never throws.
+   *
+   * @param key - any string, the empty string and emoji included
+   * @returns `[guard, undefined]` when taken; `[null, undefined]` when busy — held by any
+   *   descriptor, in this process or another, this very FileLock included; `[null, message]`
+   *   when the key is not a string (`lock_key_undefined`, `lock_key_invalid`), the file cannot
+   *   be opened (`lock_open_failed`) or flock fails (`lock_failed`)
+   */
+  acquire(key: string): AcquireResult<FileLockGuard> {
+    const problem = keyProblem(key, this.#messages);
+    if (problem !== undefined) return [null, problem];
+    let path: string;
+    try {
+      path = this.pathFor(key);
+    } catch (error) {
+      return [null, this.#messages.text('lock_path_failed', { key, error: errorText(error) })];
+    }
+    let attempt: number;
+    try {
+      attempt = this.#flock.acquireLockFile(path);
+    } catch (error) {
+      // Only a path the binding cannot take (a subclass returning a non-string, a NUL byte) lands here.
+      return [null, this.#messages.text('lock_open_failed', { path: String(path), error: errorText(error) })];
+    }
+    if (attempt >= 0) {
+      const guard = new FileLockGuard(attempt, path);
+      (finalizer ??= new FinalizationRegistry((fd) => flock().closeFd(fd))).register(guard, attempt, guard);
+      return [guard, undefined];
+    }
+    if (attempt === LOCK_BUSY) return [null, undefined];
+    if (-attempt >= LOCK_STAGE_FLOCK) {
+      return [null, this.#messages.text('lock_failed', { path, error: this.#flock.strerror(-attempt - LOCK_STAGE_FLOCK) })];
+    }
+    return [null, this.#messages.text('lock_open_failed', { path, error: this.#flock.strerror(-attempt) })];
+  }
+
+  /**
+   * Unlocks and closes the lock file of a guard. The lock is gone afterwards
+   * whatever the answer, since the descriptor is closed.
+   *
+   * @param guard - what `acquire` returned; `null`, `undefined` or a released guard is ignored
+   * @returns `[true, undefined]`, or `[false, message]` (`unlock_failed`) when unlocking or closing failed,
+   *   or (`lock_guard_invalid`) when `guard` is not a FileLock guard
+   */
+  release(guard: FileLockGuard | null | undefined): ReleaseResult {
+    if (guard === null || guard === undefined) return [true, undefined];
+    if (!(guard instanceof FileLockGuard)) return [false, this.#messages.text('lock_guard_invalid')];
+    const fd = guard.fd;
+    if (fd < 0) return [true, undefined];
+    guard.fd = -1;
+    finalizer?.unregister(guard);
+    const unlocked = this.#flock.unlock(fd);
+    const closed = this.#flock.closeFd(fd);
+    const failed = unlocked < 0 ? unlocked : closed;
+    if (failed < 0) return [false, this.#messages.text('unlock_failed', { path: guard.path, error: this.#flock.strerror(-failed) })];
+    return [true, undefined];
+  }
+
+  /** The C library's text for a Node fs error, as the seed shows Perl's `$!`. */
+  #osText(error: unknown): string {
+    const errno = (error as { errno?: unknown }).errno;
+    return typeof errno === 'number' && errno < 0 ? this.#flock.strerror(-errno) : errorText(error);
+  }
+}
