@@ -33,6 +33,7 @@ type Mode = 'bare' | 'ours' | 'ours-nomemo' | 'ours-changing' | 'peers' | 'ours-
 async function serveMode(mode: Mode): Promise<void> {
   const { default: Koa } = await import('koa');
   const app = new Koa();
+  app.silent = true; // autocannon closing its connections mid-response is not news
   const big = mode.endsWith('5mib');
   const lines = htmlPage(big ? 5 * 1024 * 1024 : 50 * 1024, 42).split('\n').map((line) => `${line}\n`);
   let counter = 0;

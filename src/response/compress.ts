@@ -79,6 +79,18 @@ function zlibAsync(body: Buffer, coding: 'br' | 'gzip', level: number): Promise<
   });
 }
 
+// One reusable context per level: creating a zstd context costs more than compressing a small page.
+const zstdCompressors = new Map<number, InstanceType<ZstdModule['Compressor']>>();
+function zstdCompressor(lib: ZstdModule, level: number): InstanceType<ZstdModule['Compressor']> {
+  let compressor = zstdCompressors.get(level);
+  if (!compressor) {
+    compressor = new lib.Compressor();
+    compressor.setParameters({ compressionLevel: level });
+    zstdCompressors.set(level, compressor);
+  }
+  return compressor;
+}
+
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 async function zstdSliced(lib: ZstdBinding, body: Buffer, level: number): Promise<Buffer> {
@@ -121,7 +133,7 @@ export async function compressIn(mode: 'sync' | 'async', body: Buffer, coding: C
     case 'zstd': {
       if (!zstdLib) throw new Error('zstd-napi is not available');
       return sync
-        ? { bytes: zstdLib.zstd.compress(body, { compressionLevel: level }), mode: 'sync' }
+        ? { bytes: zstdCompressor(zstdLib.zstd, level).compress(body), mode: 'sync' }
         : { bytes: await zstdSliced(zstdLib.binding, body, level), mode: 'sliced' };
     }
   }
