@@ -90,111 +90,108 @@ inline constexpr const char* kRawNames[] = {
 
 inline const char* raw_name(std::uint32_t flags) noexcept { return kRawNames[flags >> kRawShift]; }
 
-constexpr std::uint64_t pack(const char* s) {
-  std::uint64_t v = 0;
-  for (int i = 0; s[i] != 0; ++i) v |= static_cast<std::uint64_t>(static_cast<std::uint8_t>(s[i])) << (8 * i);
-  return v;
-}
-
 constexpr std::uint32_t raw(int index) { return kRaw | (static_cast<std::uint32_t>(index) << kRawShift); }
 
-// The class of a tag name (any case). Unknown names, custom elements, SVG
-// and MathML names are 0: inline and transparent to nothing.
+struct tag_entry {
+  const char* name;  // lowercase, at most 10 bytes
+  std::uint32_t flags;
+};
+
+// Every tag name with a class; any other name is 0 (inline, transparent to
+// nothing): unknown names, custom elements, SVG and MathML names.
+inline constexpr tag_entry kTags[] = {
+    {"a", kAnchor | kFormatting}, {"img", kImg},
+    // Formatting elements (HTML "list of active formatting elements").
+    {"b", kFormatting}, {"i", kFormatting}, {"s", kFormatting}, {"u", kFormatting}, {"em", kFormatting},
+    {"tt", kFormatting}, {"big", kFormatting}, {"code", kFormatting}, {"font", kFormatting},
+    {"nobr", kFormatting}, {"small", kFormatting}, {"strike", kFormatting}, {"strong", kFormatting},
+    // Block-level under the default UA style sheet.
+    {"br", kBlock | kVoid}, {"hr", kBlock | kVoid}, {"col", kBlock | kVoid}, {"frame", kBlock | kVoid},
+    {"p", kBlock}, {"dd", kBlock}, {"dl", kBlock}, {"dt", kBlock}, {"h1", kBlock}, {"h2", kBlock},
+    {"h3", kBlock}, {"h4", kBlock}, {"h5", kBlock}, {"h6", kBlock}, {"li", kBlock}, {"ol", kBlock},
+    {"td", kBlock}, {"th", kBlock}, {"tr", kBlock}, {"ul", kBlock}, {"dir", kBlock}, {"div", kBlock},
+    {"nav", kBlock}, {"body", kBlock}, {"form", kBlock}, {"main", kBlock}, {"menu", kBlock},
+    {"aside", kBlock}, {"table", kBlock}, {"tbody", kBlock}, {"tfoot", kBlock}, {"thead", kBlock},
+    {"center", kBlock}, {"figure", kBlock}, {"footer", kBlock}, {"header", kBlock}, {"hgroup", kBlock},
+    {"legend", kBlock}, {"option", kBlock}, {"address", kBlock}, {"article", kBlock}, {"caption", kBlock},
+    {"details", kBlock}, {"section", kBlock}, {"summary", kBlock}, {"colgroup", kBlock},
+    {"fieldset", kBlock}, {"frameset", kBlock}, {"optgroup", kBlock}, {"blockquote", kBlock},
+    {"figcaption", kBlock}, {"html", kBlock | kHtml},
+    {"pre", kBlock | kPreLike}, {"listing", kBlock | kPreLike}, {"xmp", kBlock | raw(5)},
+    {"plaintext", kBlock | kPlaintext | raw(10)},
+    // The head and what may sit in it.
+    {"head", kBlock | kHead | kHeadOk}, {"base", kHeadOk | kBase}, {"link", kHeadOk}, {"meta", kHeadOk},
+    {"bgsound", kHeadOk}, {"basefont", kHeadOk}, {"template", kHeadOk},
+    {"script", kHeadOk | kScript | raw(1)}, {"style", kHeadOk | raw(2)}, {"title", kHeadOk | raw(4)},
+    {"noscript", kHeadOk | raw(9)},
+    // Other raw text and RCDATA elements.
+    {"textarea", raw(3)}, {"iframe", raw(6)}, {"noembed", raw(7)}, {"noframes", raw(8)},
+};
+
+// A name as two little-endian words of lowercase bytes: 0..7 and 8..9.
+struct name_key {
+  std::uint64_t lo = 0;
+  std::uint16_t hi = 0;
+};
+
+constexpr name_key key_of(const char* s, std::size_t n) {
+  name_key k;
+  for (std::size_t i = 0; i < n && i < 8; ++i) k.lo |= static_cast<std::uint64_t>(static_cast<std::uint8_t>(s[i])) << (8 * i);
+  for (std::size_t i = 8; i < n; ++i) k.hi = static_cast<std::uint16_t>(k.hi | (static_cast<std::uint8_t>(s[i]) << (8 * (i - 8))));
+  return k;
+}
+
+constexpr unsigned kTagSlots = 256;
+
+constexpr unsigned slot_of(std::uint64_t lo, std::uint16_t hi, std::size_t n) {
+  return static_cast<unsigned>(((lo ^ (static_cast<std::uint64_t>(hi) << 40) ^ n) * 0x9E3779B97F4A7C15ull) >> 56);
+}
+
+struct tag_slot {
+  std::uint64_t lo;
+  std::uint16_t hi;
+  std::uint8_t len;  // 0: empty
+  std::uint32_t flags;
+};
+
+struct tag_table {
+  tag_slot s[kTagSlots];
+};
+
+// Open addressing, built at compile time: one probe for most names, and
+// no chain of unpredictable branches as a switch would compile to.
+constexpr tag_table make_tag_table() {
+  tag_table t{};
+  for (const tag_entry& e : kTags) {
+    std::size_t n = 0;
+    while (e.name[n] != 0) ++n;
+    const name_key k = key_of(e.name, n);
+    unsigned i = slot_of(k.lo, k.hi, n);
+    while (t.s[i].len != 0) i = (i + 1) % kTagSlots;
+    t.s[i] = tag_slot{k.lo, k.hi, static_cast<std::uint8_t>(n), e.flags};
+  }
+  return t;
+}
+
+inline constexpr tag_table kTagTable = make_tag_table();
+
+// The class of a lowercase name given as its key and length (1..10).
+inline std::uint32_t lookup_tag(std::uint64_t lo, std::uint16_t hi, std::size_t n) noexcept {
+  for (unsigned i = slot_of(lo, hi, n);; i = (i + 1) % kTagSlots) {
+    const tag_slot& t = kTagTable.s[i];
+    if (t.len == 0) return 0;
+    if (t.lo == lo && t.hi == hi && t.len == n) return t.flags;
+  }
+}
+
+// The class of a tag name (any case).
 inline std::uint32_t classify_tag(const std::uint8_t* name, std::size_t n) noexcept {
   if (n == 0 || n > 10) return 0;
-  if (n <= 8) {
-    std::uint64_t key = 0;
-    for (std::size_t i = 0; i < n; ++i) key |= static_cast<std::uint64_t>(lower(name[i])) << (8 * i);
-    switch (key) {
-      case pack("a"): return kAnchor | kFormatting;
-      case pack("img"): return kImg;
-      case pack("b"):
-      case pack("i"):
-      case pack("s"):
-      case pack("u"):
-      case pack("em"):
-      case pack("tt"):
-      case pack("big"):
-      case pack("code"):
-      case pack("font"):
-      case pack("nobr"):
-      case pack("small"):
-      case pack("strike"):
-      case pack("strong"): return kFormatting;
-      case pack("br"):
-      case pack("hr"):
-      case pack("col"):
-      case pack("frame"): return kBlock | kVoid;
-      case pack("p"):
-      case pack("dd"):
-      case pack("dl"):
-      case pack("dt"):
-      case pack("h1"):
-      case pack("h2"):
-      case pack("h3"):
-      case pack("h4"):
-      case pack("h5"):
-      case pack("h6"):
-      case pack("li"):
-      case pack("ol"):
-      case pack("td"):
-      case pack("th"):
-      case pack("tr"):
-      case pack("ul"):
-      case pack("dir"):
-      case pack("div"):
-      case pack("nav"):
-      case pack("body"):
-      case pack("form"):
-      case pack("main"):
-      case pack("menu"):
-      case pack("aside"):
-      case pack("table"):
-      case pack("tbody"):
-      case pack("tfoot"):
-      case pack("thead"):
-      case pack("center"):
-      case pack("figure"):
-      case pack("footer"):
-      case pack("header"):
-      case pack("hgroup"):
-      case pack("legend"):
-      case pack("option"):
-      case pack("address"):
-      case pack("article"):
-      case pack("caption"):
-      case pack("details"):
-      case pack("section"):
-      case pack("summary"):
-      case pack("colgroup"):
-      case pack("fieldset"):
-      case pack("frameset"):
-      case pack("optgroup"): return kBlock;
-      case pack("pre"):
-      case pack("listing"): return kBlock | kPreLike;
-      case pack("xmp"): return kBlock | raw(5);
-      case pack("html"): return kBlock | kHtml;
-      case pack("head"): return kBlock | kHead | kHeadOk;
-      case pack("base"): return kHeadOk | kBase;
-      case pack("link"):
-      case pack("meta"):
-      case pack("bgsound"):
-      case pack("basefont"):
-      case pack("template"): return kHeadOk;
-      case pack("script"): return kHeadOk | kScript | raw(1);
-      case pack("style"): return kHeadOk | raw(2);
-      case pack("title"): return kHeadOk | raw(4);
-      case pack("noscript"): return kHeadOk | raw(9);
-      case pack("textarea"): return raw(3);
-      case pack("iframe"): return raw(6);
-      case pack("noembed"): return raw(7);
-      case pack("noframes"): return raw(8);
-      default: return 0;
-    }
-  }
-  if (n == 9 && ieq(name, "plaintext", 9)) return kBlock | kPlaintext | raw(10);
-  if (n == 10 && (ieq(name, "blockquote", 10) || ieq(name, "figcaption", 10))) return kBlock;
-  return 0;
+  std::uint64_t lo = 0;
+  std::uint16_t hi = 0;
+  for (std::size_t i = 0; i < n && i < 8; ++i) lo |= static_cast<std::uint64_t>(lower(name[i])) << (8 * i);
+  for (std::size_t i = 8; i < n; ++i) hi = static_cast<std::uint16_t>(hi | (lower(name[i]) << (8 * (i - 8))));
+  return lookup_tag(lo, hi, n);
 }
 
 }  // namespace kb::html
