@@ -19,3 +19,8 @@ export type { BufferOptions, SectionOptions, CacheStore, CacheLock, EncodingName
 export type { LastModifiedOption, LastModifiedValue, MtimeCache } from './response/last-modified.ts';
 // Re-exporting from context.ts also carries its augmentation of Koa's context (ctx.bufferIsCached) into the declarations.
 export type { StoreableResponse } from './context.ts';
+export { FileLock, RedisLock, MemoryLock, Lock } from './locks/index.ts';
+export type {
+  FileLockGuard, FileLockOptions, RedisLockGuard, RedisLockOptions, RedisLockClient, RedisSource, MemoryLockGuard,
+  MemoryLockOptions, LockOptions, LockResult, UnlockResult, LockBackend, AcquireResult, ReleaseResult, AcquireOptions,
+} from './locks/index.ts';

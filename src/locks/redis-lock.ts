@@ -15,7 +15,7 @@
  * redlock builds on it too, so the bench compares both on one client.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { BufferOptionError } from '../errors.ts';
 import type { Messages } from '../messages.ts';
 import { type MessagesOption, errorText, isTtl, keyProblem, messagesFrom } from './checks.ts';
@@ -208,6 +208,8 @@ export class RedisLock implements LockBackend<RedisLockGuard> {
     const source = this.#source;
     let client: RedisLockClient;
     if (typeof source === 'string') {
+      // Loaded on first use: an application that hands over its own client needs nothing more installed.
+      const { Redis } = await import('ioredis');
       const own = new Redis(source, {
         connectTimeout: this.timeoutMs,
         commandTimeout: this.timeoutMs,
@@ -218,7 +220,9 @@ export class RedisLock implements LockBackend<RedisLockGuard> {
         retryStrategy: (times) => Math.min(times * 50, 500),
       });
       // Errors reach the caller through the failing command; keep the last one to say why.
-      own.on('error', (error: Error) => (this.#lastError = error.message));
+      own.on('error', (error: Error) => {
+        this.#lastError = error.message;
+      });
       this.#ownClient = true;
       client = own as unknown as RedisLockClient;
     } else if (typeof source === 'function') {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import { RedisLock } from '../../src/locks/redis-lock.ts';
 import { freePort, redisTest, useRedis } from '../helpers/redis.ts';
 import { spawnProgram, type LineChild } from '../helpers/children.ts';
 
@@ -151,13 +152,16 @@ redisTest('--redis holds the lock in Redis while the command runs, renews it, an
   const raw = new Redis(redis.url);
   t.teardown(() => raw.disconnect());
   const key = `${redis.namespace}job`;
-  // A 0.6 s ttl over a 1.5 s command: only the renewals every 0.2 s keep it.
-  const first = await holder(t, ['--redis', redis.url, '--ttl', '0.6', key], 1.5);
+  // A 0.6 s ttl over a 2.5 s command: only the renewals every 0.2 s keep it.
+  const first = await holder(t, ['--redis', redis.url, '--ttl', '0.6', key], 2.5);
   const pttl = await raw.pttl(`koa-buffer:${key}`);
   t.true(pttl > 0 && pttl <= 600, `the lock is in Redis with its ttl (PTTL ${pttl})`);
-  await new Promise((resolve) => setTimeout(resolve, 900));
-  const busy = koaBufferLock(t, ['--redis', redis.url, key, '--', 'true']);
-  t.is((await busy.exited).code, 75, 'still held past its first ttl: renewed');
+  await new Promise((resolve) => setTimeout(resolve, 1300));
+  const later = await raw.pttl(`koa-buffer:${key}`);
+  t.true(later > 0 && later <= 600, `still there after twice its ttl, renewed (PTTL ${later})`);
+  const other = new RedisLock({ redis: redis.url });
+  t.teardown(() => other.close());
+  t.deepEqual(await other.acquire(key), [null, undefined], 'and busy for others');
   t.is((await first.exited).code, 0);
   t.is(await raw.exists(`koa-buffer:${key}`), 0, 'released when the command ended');
 });

@@ -60,9 +60,14 @@ export class LineChild {
     });
     this.exited = new Promise((resolve) => {
       this.process.on('exit', (code, signal) => {
-        this.#exit = { code, signal };
-        this.#wake();
-        resolve(this.#exit);
+        // 'exit' can come before the last output is read: wait for the pipes to close too,
+        // but not for ever, since a grandchild may still hold them.
+        const closed = new Promise((done) => this.process.once('close', done));
+        void Promise.race([closed, new Promise((done) => setTimeout(done, 2000).unref())]).then(() => {
+          this.#exit = { code, signal };
+          this.#wake();
+          resolve(this.#exit);
+        });
       });
       this.process.on('error', (error) => {
         this.stderr += String(error);

@@ -10,8 +10,11 @@ class RecordingLock implements LockBackend<MemoryLockGuard> {
   readonly inner = new MemoryLock();
   readonly attempts: number[] = [];
   readonly options: Array<AcquireOptions | undefined> = [];
+  /** Called with the attempt's number (from 1) before it reaches the MemoryLock. */
+  beforeAttempt: (attempt: number) => void = () => undefined;
   acquire(key: string, options?: AcquireOptions): AcquireResult<MemoryLockGuard> {
     this.attempts.push(performance.now());
+    this.beforeAttempt(this.attempts.length);
     this.options.push(options);
     return this.inner.acquire(key, options);
   }
@@ -37,21 +40,33 @@ test('a free key is locked at once with elapsed 0, and the exptime goes to the b
 });
 
 test('while busy it sleeps step, step×ratio, … capped by maxStep and by the time left, then says timeout', async (t) => {
+  const options = { timeout: 0.05, step: 0.001, ratio: 2, maxStep: 0.01 };
+  // lua-resty-lock's sequence: 1, 2, 4, 8 ms, then maxStep 10, 10, 10, then the 5 ms left.
+  const expected = [0.001, 0.002, 0.004, 0.008, 0.01, 0.01, 0.01, 0.005];
+  // Timers are not exact, but elapsed is: free the key just before attempt n+1, and
+  // elapsed must be the sum of exactly the first n sleeps, whatever the clock did.
+  const sleeps: number[] = [];
+  let previous = 0;
+  for (let n = 1; n <= expected.length; n++) {
+    const backend = new RecordingLock();
+    const [holder] = backend.inner.acquire('k');
+    backend.beforeAttempt = (attempt) => {
+      if (attempt === n + 1) backend.inner.release(holder);
+    };
+    const [elapsed, error] = await new Lock(backend, options).lock('k');
+    t.is(error, undefined, `freed before attempt ${n + 1}`);
+    sleeps.push(Number((elapsed! - previous).toFixed(9)));
+    previous = elapsed!;
+  }
+  t.deepEqual(sleeps, expected);
+
   const backend = new RecordingLock();
   backend.inner.acquire('k');
-  const lock = new Lock(backend, { timeout: 0.05, step: 0.001, ratio: 2, maxStep: 0.01 });
   const started = performance.now();
+  const lock = new Lock(backend, options);
   t.deepEqual(await lock.lock('k'), [null, 'timeout']);
-  const wall = performance.now() - started;
-  // lua-resty-lock's sequence: 1, 2, 4, 8, then maxStep 10, 10, 10, then the 5 ms left.
-  const expected = [1, 2, 4, 8, 10, 10, 10, 5];
-  t.is(backend.attempts.length, expected.length + 1, 'one attempt, then one after each sleep');
-  backend.attempts.slice(1).forEach((at, i) => {
-    const gap = at - backend.attempts[i]!;
-    // Node may fire a timer up to a millisecond early (it rounds to whole ms); never much earlier.
-    t.true(gap >= expected[i]! - 1, `sleep ${i} lasted ${gap.toFixed(2)} ms, at least ${expected[i]} ms`);
-  });
-  t.true(wall >= 49, `waited ${wall.toFixed(1)} ms, about the 50 ms timeout`);
+  t.is(backend.attempts.length, expected.length + 1, 'one attempt, then one after each sleep, then timeout');
+  t.true(performance.now() - started >= 45, 'it waited about the 50 ms timeout');
   t.false(lock.locked, 'a timed-out instance holds nothing');
 });
 
@@ -138,7 +153,7 @@ test('expire() extends the held lock, to its argument or to exptime', async (t) 
   const memory = new MemoryLock();
   const holder = new Lock(memory, { timeout: 0, exptime: 0.1 });
   await holder.lock('k');
-  t.deepEqual(await holder.expire(0.6), [true, undefined]);
+  t.deepEqual(await holder.expire(3), [true, undefined]);
   const waiter = new Lock(memory, { timeout: 0.25, exptime: 1 });
   t.deepEqual(await waiter.lock('k'), [null, 'timeout'], 'still held well past the first exptime');
   t.deepEqual(await holder.expire(), [true, undefined], 'back to exptime, 0.1 s');
@@ -220,4 +235,29 @@ test('concurrent waiters on one key all get it in turn', async (t) => {
     }),
   );
   t.is(most, 1, 'never two holders at once');
+});
+
+test('the waiting Lock over a FileLock gets the key as soon as another process releases it', async (t) => {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { FileLock } = await import('../../src/locks/file-lock.ts');
+  const { fixture, spawnChild } = await import('../helpers/children.ts');
+  const dir = mkdtempSync(join(tmpdir(), 'kb-lock-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const agent = spawnChild(t, fixture('lock-agent.ts'), ['file', dir]);
+  await agent.waitForJson((m) => m.ready === true, 'the agent to start');
+  t.true((await agent.request({ op: 'acquire', key: 'report' })).taken);
+  const lock = new Lock(new FileLock({ dir }), { timeout: 5, maxStep: 0.05 });
+  const waiting = lock.lock('report');
+  await sleep(150);
+  t.true(lock.locked, 'still waiting while the other process holds it');
+  const released = await agent.request({ op: 'release', key: 'report' });
+  t.true(released.ok);
+  const [elapsed, error] = await waiting;
+  t.is(error, undefined);
+  t.true(elapsed! >= 0.1, `it waited (elapsed ${elapsed})`);
+  t.false((await agent.request({ op: 'acquire', key: 'report' })).taken, 'and now holds it against the other process');
+  t.deepEqual(await lock.expire(), [null, 'this lock backend has no time to live to extend']);
+  t.deepEqual(await lock.unlock(), [true, undefined]);
 });
