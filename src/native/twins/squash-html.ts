@@ -107,10 +107,14 @@ const SLOTS = 512;
 const slotName: Array<Uint8Array | undefined> = new Array<Uint8Array | undefined>(SLOTS).fill(undefined);
 const slotFlags = new Int32Array(SLOTS);
 
+// The slot of a name: a multiplicative hash of its bytes with the case bit
+// set (so that A-Z and a-z hash alike), then its length.
+const slotOf = (h: number, n: number): number => (h ^ Math.imul(n, 0x9e37)) & (SLOTS - 1);
+
 function hashName(bytes: Uint8Array, from: number, n: number): number {
-  let h = n;
+  let h = 0;
   for (let i = 0; i < n; i++) h = (Math.imul(h, 31) + (bytes[from + i]! | 0x20)) | 0;
-  return h & (SLOTS - 1);
+  return slotOf(h, n);
 }
 
 for (const [name, flags] of TAG_FLAGS) {
@@ -129,10 +133,10 @@ function ieq(src: Uint8Array, at: number, lit: Uint8Array, n: number): boolean {
   return true;
 }
 
-/** The class of the tag name `src[from, from + n)` (any case); 0 for names not listed. */
-function classifyTag(src: Uint8Array, from: number, n: number): number {
+/** The class of the tag name `src[from, from + n)` (any case) whose {@link hashName} chain is `h`; 0 for names not listed. */
+function classifyTag(src: Uint8Array, from: number, n: number, h: number): number {
   if (n === 0 || n > 10) return 0;
-  let slot = hashName(src, from, n);
+  let slot = slotOf(h, n);
   for (;;) {
     const name = slotName[slot];
     if (name === undefined) return 0;
@@ -424,9 +428,15 @@ class Squasher {
     const src = this.src;
     const len = this.len;
     const n0 = this.p + (endTag ? 2 : 1);
-    let n1 = n0 + 1;
-    while (n1 < len && (BYTES[src[n1]!]! & NAME_END) === 0) n1++;
-    const f = classifyTag(src, n0, n1 - n0);
+    let n1 = n0;
+    let h = 0;
+    while (n1 < len) {
+      const c = src[n1]!;
+      if ((BYTES[c]! & NAME_END) !== 0) break;
+      h = (Math.imul(h, 31) + (c | 0x20)) | 0;
+      n1++;
+    }
+    const f = classifyTag(src, n0, n1 - n0, h);
     // Outside the block's box only: before a start tag, after an end tag (squash.cc says why).
     const block = (f & BLOCK) !== 0;
     const outside = block && ((f & VOID) !== 0 || !endTag);
@@ -468,87 +478,117 @@ class Squasher {
     const src = this.src;
     const dst = this.dst;
     const len = this.len;
+    let p = this.p;
+    let o = this.o;
     let s = BEFORE_NAME;
     let an0 = 0;
     let an1 = 0;
-    while (this.p < len) {
-      const b = src[this.p]!;
+    while (p < len) {
+      const b = src[p]!;
       if ((BYTES[b]! & WS) !== 0) {
         if (s === ATTR_NAME) {
-          an1 = this.p;
+          an1 = p;
           s = AFTER_NAME;
         } else if (s === UNQUOTED || s === AFTER_QUOTED || s === SELF_CLOSING) {
           s = BEFORE_NAME;
         }
         if (verbatim) {
-          dst[this.o++] = b;
-          this.p++;
+          dst[o++] = b;
+          p++;
         } else {
-          let lf = false;
-          let p = this.p;
-          do {
-            if (src[p] === LF) lf = true;
+          let lf = b === LF;
+          p++;
+          while (p < len) {
+            const c = src[p]!;
+            if ((BYTES[c]! & WS) === 0) break;
+            if (c === LF) lf = true;
             p++;
-          } while (p < len && (BYTES[src[p]!]! & WS) !== 0);
-          this.p = p;
-          dst[this.o++] = lf ? LF : SPACE;
+          }
+          dst[o++] = lf ? LF : SPACE;
         }
         continue;
       }
       if (b === GT) {
-        dst[this.o++] = b;
-        this.p++;
+        dst[o++] = b;
+        this.p = p + 1;
+        this.o = o;
         return true;
       }
-      switch (s) {
-        case BEFORE_NAME:
-          if (b === SLASH) {
-            s = SELF_CLOSING;
-          } else {
-            an0 = this.p;
-            s = ATTR_NAME;
-          }
-          break;
-        case ATTR_NAME:
-          if (b === SLASH) {
-            an1 = this.p;
-            s = SELF_CLOSING;
-          } else if (b === EQUALS) {
-            an1 = this.p;
-            s = BEFORE_VALUE;
-          }
-          break;
-        case AFTER_NAME:
-          if (b === SLASH) {
-            s = SELF_CLOSING;
-          } else if (b === EQUALS) {
-            s = BEFORE_VALUE;
-          } else {
-            an0 = this.p;
-            s = ATTR_NAME;
-          }
-          break;
-        case BEFORE_VALUE:
-          if (b === DQUOTE || b === SQUOTE) {
-            if (!this.quoted(b, link !== 0 && b === DQUOTE && this.namesLink(link, an0, an1))) return false;
-            s = AFTER_QUOTED;
-            continue;
+      if (s === BEFORE_VALUE) {
+        if (b === DQUOTE || b === SQUOTE) {
+          this.p = p;
+          this.o = o;
+          if (!this.quoted(b, link !== 0 && b === DQUOTE && this.namesLink(link, an0, an1))) return false;
+          p = this.p;
+          o = this.o;
+          s = AFTER_QUOTED;
+        } else {
+          // An unquoted value runs to white space or '>'.
+          while (p < len) {
+            const c = src[p]!;
+            if ((BYTES[c]! & WS) !== 0 || c === GT) break;
+            dst[o++] = c;
+            p++;
           }
           s = UNQUOTED;
-          break;
-        case UNQUOTED:
-          break;
-        default: // AFTER_QUOTED, SELF_CLOSING
-          if (b === SLASH) {
-            s = SELF_CLOSING;
-            break;
-          }
-          s = BEFORE_NAME; // reconsume
-          continue;
+        }
+        continue;
       }
-      dst[this.o++] = b;
-      this.p++;
+      if (b === SLASH && s !== ATTR_NAME && s !== UNQUOTED) {
+        dst[o++] = b;
+        p++;
+        s = SELF_CLOSING;
+        continue;
+      }
+      if (b === EQUALS && (s === AFTER_NAME || s === ATTR_NAME)) {
+        if (s === ATTR_NAME) an1 = p;
+        dst[o++] = b;
+        p++;
+        s = BEFORE_VALUE;
+        continue;
+      }
+      if (s === ATTR_NAME) {
+        // stopped on '/': the name ends, self-closing follows
+        an1 = p;
+        dst[o++] = b;
+        p++;
+        s = SELF_CLOSING;
+        continue;
+      }
+      if (s === UNQUOTED) {
+        dst[o++] = b;
+        p++;
+        continue;
+      }
+      // A new attribute name; its first byte may be '=' or a quote. It runs
+      // to white space, '/', '>' or '='.
+      an0 = p;
+      dst[o++] = b;
+      p++;
+      while (p < len) {
+        const c = src[p]!;
+        if ((BYTES[c]! & NAME_END) !== 0 || c === EQUALS) break;
+        dst[o++] = c;
+        p++;
+      }
+      s = ATTR_NAME;
+      // The usual name="value" straight through.
+      if (p + 1 < len && src[p] === EQUALS) {
+        an1 = p;
+        const q = src[p + 1]!;
+        if (q === DQUOTE || q === SQUOTE) {
+          dst[o++] = EQUALS;
+          this.p = p + 1;
+          this.o = o;
+          if (!this.quoted(q, link !== 0 && q === DQUOTE && this.namesLink(link, an0, an1))) return false;
+          p = this.p;
+          o = this.o;
+          s = AFTER_QUOTED;
+        }
+      }
     }
+    this.p = p;
+    this.o = o;
     return false;
   }
 
@@ -559,15 +599,39 @@ class Squasher {
   }
 
   quoted(quote: number, rewrite: boolean): boolean {
+    const src = this.src;
+    const len = this.len;
+    if (!rewrite) {
+      // Most values are short: a plain loop beats indexOf's call for them.
+      const dst = this.dst;
+      let p = this.p + 1;
+      let o = this.o;
+      dst[o++] = quote;
+      const stop = Math.min(len, p + 64);
+      while (p < stop) {
+        const c = src[p++]!;
+        dst[o++] = c;
+        if (c === quote) {
+          this.p = p;
+          this.o = o;
+          return true;
+        }
+      }
+      this.p = p;
+      this.o = o;
+      const close = this.findByte(p, quote);
+      if (close === len) {
+        this.copyTo(len);
+        return false;
+      }
+      this.copyTo(close + 1);
+      return true;
+    }
     const v0 = this.p + 1;
     const v1 = this.findByte(v0, quote);
-    if (v1 === this.len) {
-      this.copyTo(this.len);
+    if (v1 === len) {
+      this.copyTo(len);
       return false;
-    }
-    if (!rewrite) {
-      this.copyTo(v1 + 1);
-      return true;
     }
     this.dst[this.o++] = quote;
     this.rewriteUrl(v0, v1 - v0);
