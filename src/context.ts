@@ -10,6 +10,8 @@
  * `finally`, also when a step throws.
  */
 import type { Context } from 'koa';
+import { isCached } from './cache/cached.ts';
+import type { CacheRuntime } from './cache/runtime.ts';
 import type { ResolvedOptions } from './options.ts';
 
 declare module 'koa' {
@@ -53,6 +55,12 @@ export interface RequestState {
   storeEntry: ((entry: StoreableResponse) => void | Promise<void>) | undefined;
   /** Run after SEND, in a finally, also when a step or the action threw (answer waiters, release locks). */
   readonly onFinish: Array<() => void | Promise<void>>;
+  /** The server-side cache of the middleware that opened this state. */
+  readonly cache: CacheRuntime | undefined;
+  /** The first answer of `bufferIsCached()`, which later calls return. */
+  cacheAnswer: Promise<boolean> | undefined;
+  /** True when the action or a pipeline step threw (set before onFinish runs). */
+  failed: boolean;
 }
 
 const states = new WeakMap<Context, RequestState>();
@@ -63,19 +71,20 @@ export function requestState(ctx: Context): RequestState | undefined {
 }
 
 /** Starts the state of a request. */
-export function openState(ctx: Context, config: ResolvedOptions): RequestState {
-  const state: RequestState = { config, replayed: false, storeEntry: undefined, onFinish: [] };
+export function openState(ctx: Context, config: ResolvedOptions, cache?: CacheRuntime): RequestState {
+  const state: RequestState = { config, replayed: false, storeEntry: undefined, onFinish: [], cache, cacheAnswer: undefined, failed: false };
   states.set(ctx, state);
   return state;
 }
 
 /**
  * The `ctx.bufferIsCached` installed on every request (one shared function,
- * so installing it allocates nothing). Without a cache it answers false.
+ * so installing it allocates nothing). The first call decides (see
+ * cache/cached.ts); a later call returns the same answer and changes nothing.
  */
-export async function bufferIsCached(this: Context): Promise<boolean> {
+export function bufferIsCached(this: Context): Promise<boolean> {
   const state = states.get(this);
-  if (!state || state.config.cache === undefined) return false;
-  // The server-side cache (issue 5) plugs in here.
-  return false;
+  if (!state || state.cache === undefined) return Promise.resolve(false);
+  state.cacheAnswer ??= isCached(this, state, state.cache);
+  return state.cacheAnswer;
 }

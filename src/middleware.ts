@@ -8,6 +8,7 @@
  * answers its waiters and releases its lock, also when a step throws.
  */
 import type { Context, Middleware, Next } from 'koa';
+import { CacheRuntime } from './cache/runtime.ts';
 import { bufferIsCached, openState, requestState, type RequestState } from './context.ts';
 import { Md5, md5 } from './native/exports.ts';
 import { readOverride, resolveOptions, responseOptions, type BufferOptions, type ResolvedOptions } from './options.ts';
@@ -315,15 +316,19 @@ export function buffer(options?: BufferOptions): Middleware {
     log: new DecisionLog(config.logger, config.messages),
     compressing: new Map(),
   };
+  const cache = new CacheRuntime(config, shared.log);
   return async function bufferMiddleware(ctx: Context, next: Next): Promise<void> {
     // An outer buffer() already reworks this request; a second pass would only redo its work.
     if (requestState(ctx)) return next();
-    const state = openState(ctx, config);
+    const state = openState(ctx, config, cache);
     ctx.bufferIsCached = bufferIsCached;
     try {
       await next();
       const work = check(ctx, state, shared); // 1. CHECK
       if (work) for (const step of pipeline) if (!(await step(work, shared))) break;
+    } catch (error) {
+      state.failed = true; // a build that threw ends its flight with ERROR
+      throw error;
     } finally {
       for (const finish of state.onFinish) {
         try {

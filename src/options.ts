@@ -91,6 +91,12 @@ export interface BufferOptions {
   cacheMaxSize?: number;
   /** What a waiter does when the build it waited for fails. @defaultValue 'retry-later' */
   cacheWaitFailure?: 'retry-later' | 'run';
+  /**
+   * Seconds (> 0) any one call to the cache store may take; a store that
+   * takes longer counts as failed (a miss and a log line), so a hanging
+   * store never hangs a request. @defaultValue 1
+   */
+  cacheStoreTimeout?: number;
   /** Bytes of the representation memo; 0 turns it off. @defaultValue 64 MiB */
   memoMaxSize?: number;
   /** Message overrides by key (SPEC 8). */
@@ -135,6 +141,8 @@ export interface ResolvedOptions {
   varyBy: readonly string[];
   cacheMaxSize: number;
   cacheWaitFailure: 'retry-later' | 'run';
+  /** Seconds. */
+  cacheStoreTimeout: number;
   memoMaxSize: number;
   messages: Messages;
   logger: Logger;
@@ -168,6 +176,7 @@ const defaults: Omit<ResolvedOptions, 'messages' | 'logger' | 'encodings'> = {
   varyBy: ['cookie'],
   cacheMaxSize: 8 * 1024 * 1024,
   cacheWaitFailure: 'retry-later',
+  cacheStoreTimeout: 1,
   memoMaxSize: defaultMemoMaxSize,
 };
 
@@ -215,6 +224,7 @@ const rules: Record<keyof BufferOptions, Rule> = {
   cacheLockTimeout: { key: 'option_cache_lock_timeout', ok: (v) => isNil(v) || (typeof v === 'number' && Number.isFinite(v) && v > 0) },
   cacheMaxSize: { key: 'option_cache_max_size', ok: (v) => isNil(v) || (isNonNegativeInteger(v) && v > 0) },
   cacheSingleFlight: flag,
+  cacheStoreTimeout: { key: 'option_cache_store_timeout', ok: (v) => isNil(v) || (typeof v === 'number' && Number.isFinite(v) && v > 0) },
   cacheWaitFailure: { key: 'option_cache_wait_failure', ok: (v) => isNil(v) || v === 'retry-later' || v === 'run' },
   compressContent: flag,
   compressibleTypes: { key: 'option_compressible_types', ok: isMediaTypeList },
@@ -322,6 +332,7 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     varyBy: has('varyBy') ? o.varyBy!.map((h) => h.toLowerCase()) : defaults.varyBy,
     cacheMaxSize: o.cacheMaxSize ?? defaults.cacheMaxSize,
     cacheWaitFailure: o.cacheWaitFailure ?? defaults.cacheWaitFailure,
+    cacheStoreTimeout: o.cacheStoreTimeout ?? defaults.cacheStoreTimeout,
     memoMaxSize: o.memoMaxSize ?? defaults.memoMaxSize,
     messages,
     logger,
@@ -395,6 +406,7 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
   cache: (v) => (v === false || v === null ? undefined : v),
   cacheKey: (v) => (v === null ? undefined : v),
   cacheWaitFailure: (v) => (v === 'run' ? 'run' : 'retry-later'),
+  cacheStoreTimeout: (v) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : defaults.cacheStoreTimeout),
 };
 
 /** `ctx.state.buffer` read as SPEC 2 says: off, nothing set, or an object of overrides. */

@@ -81,6 +81,16 @@ function scan(paths: readonly string[], sources: MtimeSources): number {
  * @param script - the application script, `process.argv[1]` by default; null for none
  */
 export async function newestMtime(sources: MtimeSources, script: string | null = process.argv[1] ?? null): Promise<number | undefined> {
+  const ms = await newestMtimeMs(sources, script);
+  return ms === undefined ? undefined : Math.floor(ms / 1000);
+}
+
+/**
+ * As {@link newestMtime}, in milliseconds and not rounded: the server-side
+ * cache compares it with an entry's creation time, where a whole second
+ * would make an entry built just after an edit look older than the edit.
+ */
+export async function newestMtimeMs(sources: MtimeSources, script: string | null = process.argv[1] ?? null): Promise<number | undefined> {
   const scriptMs = script === null ? -Infinity : newestUnder(script, sources);
   let templatesMs: number;
   const cache = sources.templateMtimeCache;
@@ -106,7 +116,7 @@ export async function newestMtime(sources: MtimeSources, script: string | null =
     }
   }
   const newest = Math.max(scriptMs, templatesMs);
-  return Number.isFinite(newest) ? Math.floor(newest / 1000) : undefined;
+  return Number.isFinite(newest) ? newest : undefined;
 }
 
 /** Seconds since the epoch of a non-function value; undefined for "none". */

@@ -1,0 +1,49 @@
+/**
+ * The requests that may not use the server-side cache (SPEC 7, the seed's
+ * picture B arrow 1): the action runs as if there were no cache, and nothing
+ * is stored. Each rule has the token `Cache-Status` reports it with
+ * (`fwd=bypass; detail=…`, RFC 9211 2.4 and 2.7).
+ */
+import type { Context } from 'koa';
+
+/** Why a request bypasses the cache, as a Cache-Status detail token. */
+export type BypassReason = 'CACHE-OFF' | 'METHOD' | 'AUTHORIZATION' | 'REQUEST-CACHE-CONTROL' | 'NO_CACHE' | 'NO_STORE' | 'KEY-ERROR' | 'STORE-ERROR';
+
+/**
+ * Request Cache-Control directives that refuse a stored response
+ * (RFC 9111 5.2.1): no-store, no-cache, private (not a request directive,
+ * honoured as the seed does), and max-age=0.
+ */
+export function refusesStored(cacheControl: string | undefined): boolean {
+  if (cacheControl === undefined || cacheControl === '') return false;
+  for (const part of cacheControl.split(',')) {
+    const directive = part.trim().toLowerCase();
+    if (directive === 'no-store' || directive === 'no-cache' || directive === 'private') return true;
+    if (directive.startsWith('max-age')) {
+      const value = /^max-age\s*=\s*"?(\d+)"?$/.exec(directive)?.[1];
+      if (value !== undefined && Number(value) === 0) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Why this request may not use the cache, or undefined when it may.
+ *
+ * @param ctx - the request
+ * @param hasCache - whether a cache is configured for this response
+ * @returns the first rule that applies, in the seed's order
+ */
+export function bypassReason(ctx: Context, hasCache: boolean): BypassReason | undefined {
+  if (!hasCache) return 'CACHE-OFF';
+  const method = ctx.method;
+  if (method !== 'GET' && method !== 'HEAD') return 'METHOD';
+  const headers = ctx.request.headers;
+  // RFC 9111 3.5: a response to an authenticated request is someone's own.
+  if (headers.authorization !== undefined) return 'AUTHORIZATION';
+  if (refusesStored(headers['cache-control'])) return 'REQUEST-CACHE-CONTROL';
+  // Read per request (the seed: "requests made while NO_CACHE or NO_STORE is set"), so a change at run time is obeyed.
+  if (process.env.NO_CACHE !== undefined) return 'NO_CACHE';
+  if (process.env.NO_STORE !== undefined) return 'NO_STORE';
+  return undefined;
+}

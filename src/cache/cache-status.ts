@@ -1,0 +1,61 @@
+/**
+ * The `Cache-Status` response header (RFC 9211, SPEC 7b) beside the seed's
+ * `X-Cache`, on every response that went through `bufferIsCached`:
+ *
+ * | what happened                                  | Cache-Status                                   | X-Cache |
+ * |------------------------------------------------|------------------------------------------------|---------|
+ * | a fresh entry replayed                         | `koa-buffer; hit; ttl=N`                       | HIT     |
+ * | not looked up (a bypass rule)                  | `koa-buffer; fwd=bypass; detail=AUTHORIZATION` | —       |
+ * | built and stored                               | `koa-buffer; fwd=miss; stored`                 | MISS    |
+ * | built over a stale entry, stored               | `koa-buffer; fwd=stale; stored`                | MISS    |
+ * | built, not storable                            | `koa-buffer; fwd=uri-miss; detail=SET-COOKIE`  | MISS    |
+ * | answered from another request's build          | `koa-buffer; fwd=miss; collapsed`              | HIT     |
+ * | waited, the build failed: 503                  | `koa-buffer; fwd=miss; collapsed; detail=TIMEOUT` | MISS |
+ */
+import type { Context } from 'koa';
+
+/** The cache's name in the header (RFC 9211 2: the first member identifies the cache). */
+const cacheName = 'koa-buffer';
+
+/** How a miss went to the action (RFC 9211 2.2): `stale` when an entry existed but could not be used. */
+export type Forward = 'miss' | 'stale';
+
+/** Sets Cache-Status, unless the headers are already on their way. */
+function put(ctx: Context, value: string): void {
+  if (!ctx.headerSent) ctx.set('Cache-Status', value);
+}
+
+/** A fresh entry was replayed; `ttlMs` is what remains of its freshness. */
+export function statusHit(ctx: Context, ttlMs: number): void {
+  put(ctx, `${cacheName}; hit; ttl=${Math.floor(ttlMs / 1000)}`);
+}
+
+/** The cache was not consulted, for `detail`. */
+export function statusBypass(ctx: Context, detail: string): void {
+  put(ctx, `${cacheName}; fwd=bypass; detail=${detail}`);
+}
+
+/** The request went to the action (no answer yet about storing it). */
+export function statusMiss(ctx: Context, forward: Forward): void {
+  put(ctx, `${cacheName}; fwd=${forward}`);
+}
+
+/** The action's response was stored. */
+export function statusStored(ctx: Context, forward: Forward): void {
+  put(ctx, `${cacheName}; fwd=${forward}; stored`);
+}
+
+/** The action's response was not stored, for `detail` (SPEC 7b: `fwd=uri-miss; detail=…`). */
+export function statusNotStored(ctx: Context, detail: string): void {
+  put(ctx, `${cacheName}; fwd=uri-miss; detail=${detail}`);
+}
+
+/** Answered from another request's build. */
+export function statusCollapsed(ctx: Context): void {
+  put(ctx, `${cacheName}; fwd=miss; collapsed`);
+}
+
+/** Waited for another request's build, which failed for `detail`; the answer is a 503 (or the action runs). */
+export function statusCollapsedFailed(ctx: Context, detail: string): void {
+  put(ctx, `${cacheName}; fwd=miss; collapsed; detail=${detail}`);
+}

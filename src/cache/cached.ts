@@ -1,0 +1,229 @@
+/**
+ * `ctx.bufferIsCached()` (SPEC 7, the seed's `buffer_is_cached` pseudocode
+ * and picture B), with Koa's async model: a request that waits for another
+ * one's build simply awaits here, and is answered (replayed or 503) before
+ * the promise resolves to true.
+ *
+ *   if koa-buffer is off for this response            → false
+ *   if a bypass rule applies (no cache, POST, …)      → false   fwd=bypass
+ *   look the key up; the store failed                 → false   fwd=bypass; detail=STORE-ERROR
+ *   a fresh entry                                     → replay, true   hit
+ *   miss, X-Cache: MISS; single flight off            → false, store when complete
+ *   a flight of this key in this process              → wait for it, true   collapsed (or 503)
+ *   open a flight; the lock says another process      → watch the store, true
+ *   else (lock taken, failed, or none): read again    → replay, true — or build: false
+ */
+import type { Context } from 'koa';
+import type { RequestState, StoreableResponse } from '../context.ts';
+import { readOverride, responseOptions, type ResolvedOptions } from '../options.ts';
+import { sectionDeclarations } from '../section.ts';
+import { errorText } from './bounded.ts';
+import { bypassReason } from './bypass.ts';
+import {
+  statusBypass, statusCollapsed, statusCollapsedFailed, statusHit, statusMiss, statusNotStored, statusStored, type Forward,
+} from './cache-status.ts';
+import { remainingMs, type CacheEntry } from './entry.ts';
+import { Flight, type FlightFailure, type Outcome } from './flight.ts';
+import { cacheKeyOf } from './key.ts';
+import { lookup, seal, write, type Slot } from './lookup.ts';
+import { replayEntry, retryLater } from './replay.ts';
+import type { CacheRuntime } from './runtime.ts';
+import { entryOf, notStorableReason, varyFields } from './storable.ts';
+
+/** One request's view of the cache. */
+interface Visit {
+  readonly ctx: Context;
+  readonly state: RequestState;
+  readonly runtime: CacheRuntime;
+  readonly options: ResolvedOptions;
+  readonly slot: Slot;
+}
+
+/**
+ * Decides whether the action must run (false) or koa-buffer has answered,
+ * or will answer, this request from the cache (true). Never throws: a
+ * failing store, lock or cacheKey function costs a log line and the action
+ * runs.
+ *
+ * @param ctx - the request
+ * @param state - its koa-buffer state
+ * @param runtime - the middleware's cache
+ */
+export async function isCached(ctx: Context, state: RequestState, runtime: CacheRuntime): Promise<boolean> {
+  const override = readOverride((ctx.state as Record<string, unknown> | undefined)?.buffer);
+  // Off for this response: koa-buffer leaves it alone, headers included.
+  if (override.off) return false;
+  const options = responseOptions(state.config, sectionDeclarations(ctx), override.values);
+  const bypass = bypassReason(ctx, options.cache !== undefined);
+  if (bypass !== undefined) return bypassed(ctx, bypass);
+  const store = runtime.storeFor(options.cache);
+  if (store === undefined) return bypassed(ctx, 'CACHE-OFF');
+  if ('error' in store) return bypassed(ctx, 'STORE-ERROR');
+  let key: string;
+  try {
+    key = cacheKeyOf(ctx, options);
+  } catch (error) {
+    runtime.log.error('log_cache_key_failed', { error: errorText(error) });
+    return bypassed(ctx, 'KEY-ERROR');
+  }
+  const visit: Visit = { ctx, state, runtime, options, slot: { store, key, options, log: runtime.log } };
+
+  const seen = await lookup(visit.slot);
+  if ('error' in seen) {
+    runtime.log.error('log_cache_get_failed', { key, error: errorText(seen.error) });
+    return bypassed(ctx, 'STORE-ERROR');
+  }
+  if ('found' in seen) return hit(visit, seen.found);
+  ctx.set('X-Cache', 'MISS');
+  statusMiss(ctx, seen.miss);
+  if (!options.cacheSingleFlight) return solo(visit, seen.miss);
+  return fly(visit, seen.miss);
+}
+
+function bypassed(ctx: Context, detail: string): false {
+  statusBypass(ctx, detail);
+  return false;
+}
+
+/** A fresh entry: replayed (picture B arrow 2). */
+function hit(visit: Visit, entry: CacheEntry): true {
+  replayEntry(visit.ctx, visit.state, entry);
+  statusHit(visit.ctx, remainingMs(entry));
+  visit.runtime.log.debug('log_cache_hit', { key: visit.slot.key });
+  return true;
+}
+
+// --- single flight ----------------------------------------------------------
+
+/** Joins the key's flight in this process, or opens one: builds, watches, or replays what the last look found. */
+async function fly(visit: Visit, forward: Forward): Promise<boolean> {
+  const { runtime, slot, options } = visit;
+  const joined = runtime.table.get(slot.key);
+  if (joined !== undefined) {
+    // Picture B arrow 4: another request of this process builds (or watches) the key.
+    runtime.log.debug('log_waiting', { key: slot.key });
+    return answer(visit, await joined.done);
+  }
+  const flight = new Flight(runtime, slot, options.cacheLockTimeout * 1000);
+  if (runtime.lock !== undefined) {
+    const taken = await flight.takeLock();
+    if (taken === 'busy' && flight.outcome === undefined) {
+      // Picture B arrow 3: another process builds; this request watches the shared store for the process.
+      runtime.log.debug('log_waiting_worker', { key: slot.key });
+      const turn = await flight.watch(options.cacheWaitFailure);
+      if (turn !== 'build') return answer(visit, turn);
+      build(visit, flight, forward);
+      return false;
+    }
+    // A failing backend never stops a build: this process builds with its own flight (SPEC 6).
+    if (typeof taken === 'object') runtime.log.error('log_lock_failed', { key: slot.key, error: taken.error });
+  }
+  if (flight.outcome === undefined) {
+    // lua-resty-lock's step 3: a page stored between the miss and the lock is replayed, not rebuilt.
+    const again = await lookup(slot);
+    if ('error' in again) runtime.log.error('log_cache_get_failed', { key: slot.key, error: errorText(again.error) });
+    if ('found' in again && flight.settle({ entry: again.found })) {
+      await flight.close();
+      return hit(visit, again.found);
+    }
+  }
+  // cacheLockTimeout passed while the lock or the store answered.
+  if (flight.outcome !== undefined) return answer(visit, flight.outcome);
+  build(visit, flight, forward);
+  return false;
+}
+
+/** This request builds the key: its response is stored, its flight settled and its lock released when it is complete. */
+function build(visit: Visit, flight: Flight, forward: Forward): void {
+  const { ctx, state, runtime, options, slot } = visit;
+  runtime.log.debug('log_building', { key: slot.key });
+  let handedOver = false;
+  state.storeEntry = async (response) => {
+    handedOver = true;
+    const reason = notStorableReason(response, options);
+    if (reason !== undefined) {
+      statusNotStored(ctx, reason);
+      runtime.log.debug('log_not_stored', { key: slot.key, reason });
+      flight.settle({ failure: reason });
+      return;
+    }
+    const sealed = seal(entryOf(response, options.cacheDuration));
+    // Waiters in this process are answered now, before the store is written to.
+    flight.settle({ entry: sealed.entry, vary: builderVary(ctx, sealed.entry) });
+    const stored = await write(slot, sealed.value, options.cacheDuration * 1000);
+    if (stored) statusStored(ctx, forward);
+    else statusNotStored(ctx, 'STORE-ERROR');
+    // After the write, so a watcher in another process that finds the lock free also finds the entry.
+    await flight.close();
+  };
+  state.onFinish.push(async () => {
+    if (!handedOver) {
+      // STORE never ran: the action threw, or CHECK left the response alone.
+      const detail: FlightFailure = state.failed ? 'ERROR' : 'NOT-BUFFERED';
+      statusNotStored(ctx, detail);
+      flight.settle({ failure: detail });
+    }
+    await flight.close();
+  });
+}
+
+/** The builder's request headers its response varies on. */
+function builderVary(ctx: Context, entry: CacheEntry): Record<string, string | undefined> | undefined {
+  const fields = varyFields(entry.headers.vary);
+  if (fields.length === 0) return undefined;
+  const values: Record<string, string | undefined> = {};
+  for (const name of fields) values[name] = requestHeader(ctx, name);
+  return values;
+}
+
+function requestHeader(ctx: Context, name: string): string | undefined {
+  const value = ctx.request.headers[name];
+  return Array.isArray(value) ? value.join('\n') : value;
+}
+
+/** Answers a request that waited (picture B arrows 6–9). */
+function answer(visit: Visit, outcome: Outcome): boolean {
+  if ('failure' in outcome) return waitFailed(visit, outcome.failure);
+  const { vary } = outcome;
+  if (vary !== undefined) {
+    // SPEC 7b: never hand over a page that varies on a header this request differs in.
+    for (const [name, value] of Object.entries(vary)) if (requestHeader(visit.ctx, name) !== value) return waitFailed(visit, 'VARY');
+  }
+  replayEntry(visit.ctx, visit.state, outcome.entry);
+  statusCollapsed(visit.ctx);
+  return true;
+}
+
+/** The build waited for gave nothing this request may have: 503, or with cacheWaitFailure 'run' the action runs. */
+function waitFailed(visit: Visit, detail: FlightFailure): boolean {
+  const { ctx, runtime, options, slot } = visit;
+  statusCollapsedFailed(ctx, detail);
+  if (options.cacheWaitFailure === 'run') return solo(visit, 'miss');
+  runtime.log.debug('log_gave_up', { key: slot.key });
+  retryLater(ctx, runtime.log.messages);
+  return true;
+}
+
+// --- no single flight ---------------------------------------------------------
+
+/** The action runs and its response is stored when complete, without a flight. */
+function solo(visit: Visit, forward: Forward): false {
+  const { ctx, state, options, slot } = visit;
+  let handedOver = false;
+  state.storeEntry = async (response: StoreableResponse) => {
+    handedOver = true;
+    const reason = notStorableReason(response, options);
+    if (reason !== undefined) {
+      statusNotStored(ctx, reason);
+      visit.runtime.log.debug('log_not_stored', { key: slot.key, reason });
+      return;
+    }
+    const sealed = seal(entryOf(response, options.cacheDuration));
+    if (await write(slot, sealed.value, options.cacheDuration * 1000)) statusStored(ctx, forward);
+    else statusNotStored(ctx, 'STORE-ERROR');
+  };
+  state.onFinish.push(() => {
+    if (!handedOver) statusNotStored(ctx, state.failed ? 'ERROR' : 'NOT-BUFFERED');
+  });
+  return false;
+}

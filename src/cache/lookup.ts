@@ -1,0 +1,121 @@
+/**
+ * Reading and writing one key of the store, every call bounded by
+ * `cacheStoreTimeout` and every failure reported rather than thrown:
+ * a lookup is a fresh entry, a miss (nothing, expired, or older than the
+ * code: SPEC 7's staleness rule) or an error; a write is true or false.
+ */
+import type { ResolvedOptions } from '../options.ts';
+import { newestMtimeMs } from '../response/last-modified.ts';
+import type { DecisionLog } from '../response/decision-log.ts';
+import { bounded, errorText } from './bounded.ts';
+import type { Forward } from './cache-status.ts';
+import { decodeEntry, encodeEntry, isFresh, type CacheEntry } from './entry.ts';
+import type { CacheStore } from './store.ts';
+
+/** One key of one store, and what reading it depends on. */
+export interface Slot {
+  readonly store: CacheStore;
+  readonly key: string;
+  /** The options of the request that opened the slot (templates, durations, time limits). */
+  readonly options: ResolvedOptions;
+  readonly log: DecisionLog;
+}
+
+/** What a lookup found. */
+export type Lookup =
+  | { readonly found: CacheEntry }
+  | { readonly miss: Forward }
+  | { readonly error: unknown };
+
+/**
+ * Decoded entries by the value the store returned: the memory store hands
+ * back the very Buffer it was given, so a hit decodes it once, not per request.
+ */
+const decoded = new WeakMap<object, CacheEntry | null>();
+
+function decode(value: unknown): CacheEntry | undefined {
+  if (value === null || typeof value !== 'object') return decodeEntry(value);
+  let entry = decoded.get(value);
+  if (entry === undefined) {
+    entry = decodeEntry(value) ?? null;
+    decoded.set(value, entry);
+  }
+  return entry ?? undefined;
+}
+
+/** `cacheStoreTimeout` in ms. */
+function limit(slot: Slot): number {
+  return slot.options.cacheStoreTimeout * 1000;
+}
+
+/** True when `entry` was made before the newest mtime of the app script and the templates. */
+async function predatesCode(entry: CacheEntry, slot: Slot): Promise<boolean> {
+  const { options, log } = slot;
+  const newest = await newestMtimeMs({
+    templatePaths: options.templatePaths, templateMtimeCache: options.templateMtimeCache,
+    templateMtimeCacheDuration: options.templateMtimeCacheDuration, logger: log.logger, messages: log.messages,
+  });
+  return newest !== undefined && entry.created < newest;
+}
+
+/**
+ * Looks the slot's key up. An expired entry is a miss; one older than the
+ * code is removed (seed: picture A arrow 9) and is a miss. A value that is
+ * not an entry (foreign, corrupt) is a miss.
+ *
+ * @param slot - the store and key
+ * @returns `{found}`, `{miss: 'miss' | 'stale'}`, or `{error}` when the store threw or timed out
+ */
+export async function lookup(slot: Slot): Promise<Lookup> {
+  let value: unknown;
+  try {
+    value = await bounded(() => slot.store.get(slot.key), limit(slot), 'cache get');
+  } catch (error) {
+    return { error };
+  }
+  const entry = decode(value);
+  if (entry === undefined) return { miss: 'miss' };
+  if (!isFresh(entry)) return { miss: 'stale' };
+  if (await predatesCode(entry, slot)) {
+    slot.log.debug('log_stale_entry', { key: slot.key });
+    await remove(slot);
+    return { miss: 'stale' };
+  }
+  return { found: entry };
+}
+
+/** Removes the slot's key; a failure costs a log line. */
+export async function remove(slot: Slot): Promise<void> {
+  try {
+    await bounded(() => slot.store.delete(slot.key), limit(slot), 'cache delete');
+  } catch (error) {
+    slot.log.error('log_cache_delete_failed', { key: slot.key, error: errorText(error) });
+  }
+}
+
+/**
+ * The binary form of `entry` and the entry read back from it, whose body is a
+ * copy owned by the cache: what waiters replay, whatever the application
+ * later does with the Buffer it sent.
+ */
+export function seal(entry: CacheEntry): { value: Buffer; entry: CacheEntry } {
+  const value = encodeEntry(entry);
+  const sealed = decodeEntry(value)!;
+  decoded.set(value, sealed);
+  return { value, entry: sealed };
+}
+
+/**
+ * Stores `value` (an encoded entry) under the slot's key for `ttlMs`.
+ *
+ * @returns true when stored; false when the store threw or timed out (logged)
+ */
+export async function write(slot: Slot, value: Buffer, ttlMs: number): Promise<boolean> {
+  try {
+    await bounded(() => slot.store.set(slot.key, value, Math.max(1, Math.ceil(ttlMs))), limit(slot), 'cache set');
+    return true;
+  } catch (error) {
+    slot.log.error('log_cache_set_failed', { key: slot.key, error: errorText(error) });
+    return false;
+  }
+}

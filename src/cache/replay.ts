@@ -1,0 +1,42 @@
+/**
+ * Answers a request from the cache: a stored entry replayed (status, headers,
+ * entity), or the seed's 503 for a request whose wait failed. Both then go
+ * through the rest of the pipeline like any response: the entity is
+ * compressed for this client and gets its own ETag and 304.
+ */
+import type { Context } from 'koa';
+import type { RequestState } from '../context.ts';
+import type { Messages } from '../messages.ts';
+import type { CacheEntry } from './entry.ts';
+
+/**
+ * Puts `entry` into the response and marks the request replayed (OPTIMISE
+ * and STORE skip it). `X-Cache: HIT`; the caller sets Cache-Status.
+ *
+ * @param ctx - the request to answer
+ * @param state - its koa-buffer state
+ * @param entry - a fresh entry; its body is shared, never written to
+ */
+export function replayEntry(ctx: Context, state: RequestState, entry: CacheEntry): void {
+  ctx.status = entry.status;
+  for (const [name, value] of Object.entries(entry.headers)) ctx.set(name, value);
+  ctx.set('X-Cache', 'HIT');
+  // After the headers: Koa gives a Buffer body a binary Content-Type only when none is set.
+  ctx.body = entry.body;
+  state.replayed = true;
+}
+
+/**
+ * The answer to a request whose wait failed (SPEC 7): 503 Service
+ * Unavailable, `Retry-After: 1`, and the `retry_later` text as UTF-8 plain
+ * text. Nothing else of a response the action may have begun is kept.
+ *
+ * @param ctx - the request to answer
+ * @param messages - the catalog (the `messages` option)
+ */
+export function retryLater(ctx: Context, messages: Messages): void {
+  ctx.status = 503;
+  ctx.set('Retry-After', '1');
+  ctx.set('Content-Type', 'text/plain; charset=UTF-8');
+  ctx.body = Buffer.from(messages.text('retry_later'), 'utf8');
+}

@@ -1,0 +1,75 @@
+/**
+ * What one `buffer()` middleware keeps for its server-side cache: the lock
+ * backend (built once, from `cacheLock` or `cacheLockDir`), the stores the
+ * `cache` option names (opened on first use, so a `redis://` store does not
+ * connect, nor a SQLite file appear, before a request needs it), and the
+ * table of flights in this process.
+ */
+import { BufferOptionError } from '../errors.ts';
+import { FileLock } from '../locks/file-lock.ts';
+import type { CacheLock, ResolvedOptions } from '../options.ts';
+import type { DecisionLog } from '../response/decision-log.ts';
+import { errorText } from './bounded.ts';
+import type { Flight, FlightContext } from './flight.ts';
+import type { CacheStore } from './store.ts';
+import { resolveStore } from './stores/resolve.ts';
+
+/** After a store failed to open, how long requests bypass it before it is tried again, ms. */
+const reopenAfterMs = 5000;
+
+/** The server-side cache of one middleware. */
+export class CacheRuntime implements FlightContext {
+  readonly table = new Map<string, Flight>();
+  readonly lock: CacheLock | undefined;
+  readonly log: DecisionLog;
+  /** Stores by the `cache` value that named them (true or a URL string). */
+  readonly #stores = new Map<unknown, CacheStore | { failed: number }>();
+
+  /**
+   * @param config - the resolved `buffer()` options
+   * @param log - the middleware's log
+   * @throws BufferOptionError from `new FileLock` for a `cacheLockDir` that cannot be created
+   *   (`lock_dir_create_failed`) or written (`lock_dir_not_writable`)
+   */
+  constructor(config: ResolvedOptions, log: DecisionLog) {
+    this.log = log;
+    this.lock = config.cacheLock ?? (config.cacheLockDir === undefined ? undefined : new FileLock({ dir: config.cacheLockDir, messages: config.messages }));
+  }
+
+  /**
+   * The store the `cache` value of a response names.
+   *
+   * @param option - `true`, a `sqlite:`/`redis://` URL, or a store object
+   * @returns the store; `undefined` for no cache; `{error}` when it cannot be opened (logged)
+   */
+  storeFor(option: unknown): CacheStore | undefined | { error: string } {
+    if (option === undefined || option === null || option === false) return undefined;
+    if (typeof option === 'object' || typeof option === 'function') {
+      // A store object is used as it is; a per-response value is not validated, so check it here.
+      try {
+        return resolveStore(option, this.log.messages);
+      } catch (error) {
+        return { error: errorText(error) };
+      }
+    }
+    const known = this.#stores.get(option);
+    if (known !== undefined && !('failed' in known)) return known;
+    if (known !== undefined && Date.now() - known.failed < reopenAfterMs) return { error: 'it failed to open' };
+    try {
+      const store = resolveStore(option, this.log.messages);
+      if (store !== undefined) this.#stores.set(option, store);
+      return store;
+    } catch (error) {
+      this.#stores.set(option, { failed: Date.now() });
+      const text = error instanceof BufferOptionError ? error.message : errorText(error);
+      this.log.error('log_cache_open_failed', { cache: describe(option), error: text });
+      return { error: text };
+    }
+  }
+}
+
+/** A `cache` value for a log line, a Redis password hidden. */
+function describe(option: unknown): string {
+  if (typeof option !== 'string') return String(option);
+  return JSON.stringify(option.replace(/\/\/([^/@]*):[^/@]*@/, '//$1:***@'));
+}

@@ -1,0 +1,81 @@
+/**
+ * Which finished responses may be stored, and so handed to the requests that
+ * waited for them (SPEC 7 and 7b): a 200 that sets no cookie, is neither
+ * `no-store` nor `private`, varies on nothing outside `varyBy`
+ * (Accept-Encoding aside: every hit is compressed for its own client), and
+ * is no larger than `cacheMaxSize`.
+ */
+import type { StoreableResponse } from '../context.ts';
+import type { CacheEntry } from './entry.ts';
+
+/** Why a response is not stored, as a Cache-Status detail token. */
+export type NotStorable = 'STATUS' | 'SET-COOKIE' | 'NO-STORE' | 'PRIVATE' | 'VARY' | 'TOO-LARGE';
+
+/** What storability depends on, besides the response. */
+export interface StorableOptions {
+  /** Lowercased header names that are part of the key. */
+  varyBy: readonly string[];
+  /** Bytes. */
+  cacheMaxSize: number;
+  /** Seconds. */
+  cacheDuration: number;
+}
+
+/** Headers that describe one delivery, not the entity: never stored, never replayed. */
+const perDelivery = new Set(['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive', 'x-cache', 'cache-status', 'date']);
+
+/** A header value as one string. */
+function joined(value: string | string[] | undefined): string {
+  return value === undefined ? '' : Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** The comma-separated members of a header, trimmed and lowercased. */
+export function members(value: string | string[] | undefined): string[] {
+  return joined(value).split(',').map((m) => m.trim().toLowerCase()).filter((m) => m !== '');
+}
+
+/**
+ * Why `response` may not be stored, or undefined when it may.
+ *
+ * @param response - the headers (lowercased names) and body STORE hands over
+ * @param options - `varyBy` and `cacheMaxSize`
+ */
+export function notStorableReason(response: StoreableResponse, options: StorableOptions): NotStorable | undefined {
+  if (response.status !== 200) return 'STATUS';
+  const headers = response.headers;
+  if (headers['set-cookie'] !== undefined) return 'SET-COOKIE';
+  for (const directive of members(headers['cache-control'])) {
+    // A directive may carry a field list (private="set-cookie"); the response is still not for a shared cache.
+    const name = directive.split('=')[0]!.trim();
+    if (name === 'no-store') return 'NO-STORE';
+    if (name === 'private') return 'PRIVATE';
+  }
+  for (const name of varyFields(headers.vary)) {
+    if (!options.varyBy.includes(name)) return 'VARY';
+  }
+  if (response.body.length > options.cacheMaxSize) return 'TOO-LARGE';
+  return undefined;
+}
+
+/** The request headers a response varies on, Accept-Encoding left out (koa-buffer negotiates it per hit). */
+export function varyFields(vary: string | string[] | undefined): string[] {
+  return members(vary).filter((name) => name !== 'accept-encoding');
+}
+
+/**
+ * The entry to store for a storable response: its headers as strings without
+ * the per-delivery ones, the entity, and its own expiry.
+ *
+ * @param response - what STORE handed over
+ * @param cacheDuration - seconds the entry stays fresh
+ * @param now - ms since the epoch
+ */
+export function entryOf(response: StoreableResponse, cacheDuration: number, now: number = Date.now()): CacheEntry {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (perDelivery.has(name) || value === undefined) continue;
+    // Node keeps a number given to setHeader as a number; the entry format wants strings.
+    headers[name] = Array.isArray(value) ? value.map(String) : String(value);
+  }
+  return { status: response.status, headers, body: response.body, created: now, expires: now + cacheDuration * 1000 };
+}
