@@ -218,6 +218,9 @@ export class RedisLock implements LockBackend<RedisLockGuard> {
         enableOfflineQueue: false,
         maxRetriesPerRequest: 0,
         autoResendUnfulfilledCommands: false,
+        // The INFO round trip only guards against a Redis still loading its data set; a SET
+        // against one fails with LOADING, which is a message like any other. One round trip less.
+        enableReadyCheck: false,
         // Reconnect soon after Redis comes back, and keep trying.
         retryStrategy: (times) => Math.min(times * 50, 500),
       });
@@ -264,7 +267,10 @@ export class RedisLock implements LockBackend<RedisLockGuard> {
       const ready = (): void => settle();
       const failed = (error: unknown): void => settle(error instanceof Error ? error : new Error(String(error)));
       const closed = (): void => settle(new Error('Redis closed the connection'));
-      const timer = setTimeout(() => settle(new Error(`Redis is not reachable (${client.status})`)), Math.max(0, ms));
+      const timer = setTimeout(
+        () => afterPendingIo(() => settle(new Error(`Redis is not reachable (${client.status})`))),
+        Math.max(0, ms),
+      );
       client.once('ready', ready);
       client.once('error', failed);
       client.once('close', closed);
@@ -286,9 +292,18 @@ function deadline<T>(promise: Promise<T>, ms: number): Promise<T> {
   if (ms <= 0) return Promise.reject(new Error('Redis did not answer in time'));
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${Math.round(ms)} ms`)), ms);
+    timer = setTimeout(() => afterPendingIo(() => reject(new Error(`Redis did not answer within ${Math.round(ms)} ms`))), ms);
   });
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Runs `fn` after the I/O already waiting has been read. Timers run before
+ * I/O in each turn of the event loop, so after a busy stretch a deadline
+ * would otherwise fire while the answer it waits for sits unread.
+ */
+function afterPendingIo(fn: () => void): void {
+  setImmediate(fn);
 }
 
 function isClient(value: unknown): value is RedisLockClient {

@@ -10,6 +10,11 @@ import { spawnProgram, type LineChild } from '../helpers/children.ts';
 
 const cli = fileURLToPath(new URL('../../src/cli/koa-buffer-lock.ts', import.meta.url));
 
+// Every case starts one to three Node processes, each costing a third of a CPU second to
+// load TypeScript; run concurrently they would starve every other test file on the
+// machine. One test at a time keeps this file around ten seconds and its neighbours honest.
+const serial = test.serial;
+
 /** The command as a user runs it (through tsx here; the package runs dist/cli/koa-buffer-lock.js). */
 function koaBufferLock(t: ExecutionContext, args: string[]): LineChild {
   return spawnProgram(t, process.execPath, ['--import', 'tsx/esm', cli, ...args], { group: true });
@@ -28,14 +33,14 @@ async function holder(t: ExecutionContext, lockArgs: string[], seconds: number):
   return child;
 }
 
-test('--help prints the usage on stdout and exits 0', async (t) => {
+serial('--help prints the usage on stdout and exits 0', async (t) => {
   const child = koaBufferLock(t, ['--help']);
   t.deepEqual(await child.exited, { code: 0, signal: null });
   t.regex(child.lines.join('\n'), /^Usage: koa-buffer-lock \(--dir DIR \| --redis URL\) \[--wait SECONDS\]/);
   t.regex(child.lines.join('\n'), /75 when the lock stayed\s+busy/);
 });
 
-test('bad usage exits 64 with the problem and the usage on stderr', async (t) => {
+serial('bad usage exits 64 with the problem and the usage on stderr', async (t) => {
   const dir = tempDir(t);
   const cases: Array<[string[], RegExp]> = [
     [[], /put -- between KEY and COMMAND/],
@@ -51,18 +56,21 @@ test('bad usage exits 64 with the problem and the usage on stderr', async (t) =>
     [['--redis', 'http://x', 'key', '--', 'true'], /redis must be an ioredis client, a redis:\/\/ URL/],
     [['--dir', dir, '--frobnicate', 'key', '--', 'true'], /Unknown option '--frobnicate'/],
   ];
-  await Promise.all(
-    cases.map(async ([args, problem]) => {
-      const child = koaBufferLock(t, args);
-      const exit = await child.exited;
-      t.is(exit.code, 64, `${args.join(' ')} exits 64`);
-      t.regex(child.stderr, problem, `${args.join(' ')} says what is wrong`);
-      t.regex(child.stderr, /\nUsage: koa-buffer-lock/, 'and shows the usage');
-    }),
-  );
+  // Three at a time: quick, without flooding a two-core machine.
+  for (let i = 0; i < cases.length; i += 3) {
+    await Promise.all(
+      cases.slice(i, i + 3).map(async ([args, problem]) => {
+        const child = koaBufferLock(t, args);
+        const exit = await child.exited;
+        t.is(exit.code, 64, `${args.join(' ')} exits 64`);
+        t.regex(child.stderr, problem, `${args.join(' ')} says what is wrong`);
+        t.regex(child.stderr, /\nUsage: koa-buffer-lock/, 'and shows the usage');
+      }),
+    );
+  }
 });
 
-test('the command’s status and output pass through', async (t) => {
+serial('the command’s status and output pass through', async (t) => {
   const dir = tempDir(t);
   const failing = koaBufferLock(t, ['--dir', dir, 'job', '--', 'sh', '-c', 'echo "out: $0 $1"; exit 3', 'first arg', 'two words']);
   t.is((await failing.exited).code, 3);
@@ -70,7 +78,7 @@ test('the command’s status and output pass through', async (t) => {
   t.is((await koaBufferLock(t, ['--dir', dir, 'job', '--', 'true']).exited).code, 0);
 });
 
-test('a busy lock exits 75 at once with one line on stderr', async (t) => {
+serial('a busy lock exits 75 at once with one line on stderr', async (t) => {
   const dir = tempDir(t);
   await holder(t, ['--dir', dir, 'nightly'], 30);
   const started = Date.now();
@@ -82,7 +90,7 @@ test('a busy lock exits 75 at once with one line on stderr', async (t) => {
   t.is((await koaBufferLock(t, ['--dir', dir, 'other', '--', 'true']).exited).code, 0, 'another key is free');
 });
 
-test('--wait runs the command once the holder finishes in time', async (t) => {
+serial('--wait runs the command once the holder finishes in time', async (t) => {
   const dir = tempDir(t);
   const first = await holder(t, ['--dir', dir, 'deploy'], 0.6);
   const second = koaBufferLock(t, ['--dir', dir, '--wait', '10', 'deploy', '--', 'sh', '-c', 'echo second ran']);
@@ -95,7 +103,7 @@ test('--wait runs the command once the holder finishes in time', async (t) => {
   t.true(firstEnded > 0 && firstEnded <= secondEnded, 'the second ran after the first was done');
 });
 
-test('--wait gives up with 75 when the holder keeps the lock', async (t) => {
+serial('--wait gives up with 75 when the holder keeps the lock', async (t) => {
   const dir = tempDir(t);
   await holder(t, ['--dir', dir, 'deploy'], 30);
   const started = performance.now();
@@ -106,7 +114,7 @@ test('--wait gives up with 75 when the holder keeps the lock', async (t) => {
 });
 
 for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
-  test(`${signal} sent to koa-buffer-lock reaches the command, and its status comes back`, async (t) => {
+  serial(`${signal} sent to koa-buffer-lock reaches the command, and its status comes back`, async (t) => {
     const dir = tempDir(t);
     const name = signal.slice(3);
     const script = `trap 'echo got ${name}; exit 7' ${name}; echo ready; while :; do sleep 0.05; done`;
@@ -118,7 +126,7 @@ for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
   });
 }
 
-test('a command killed by a signal gives 128 + the signal number, as a shell does', async (t) => {
+serial('a command killed by a signal gives 128 + the signal number, as a shell does', async (t) => {
   const dir = tempDir(t);
   const child = koaBufferLock(t, ['--dir', dir, 'k', '--', 'sh', '-c', 'echo ready; exec sleep 30']);
   await child.waitForLine((line) => line === 'ready', 'the command to start');
@@ -126,7 +134,7 @@ test('a command killed by a signal gives 128 + the signal number, as a shell doe
   t.is((await child.exited).code, 128 + 15);
 });
 
-test('a command that cannot be found exits 127, one that cannot be run 126, and the lock is freed', async (t) => {
+serial('a command that cannot be found exits 127, one that cannot be run 126, and the lock is freed', async (t) => {
   const dir = tempDir(t);
   const missing = koaBufferLock(t, ['--dir', dir, 'k', '--', join(dir, 'no-such-program')]);
   t.is((await missing.exited).code, 127);
@@ -138,7 +146,7 @@ test('a command that cannot be found exits 127, one that cannot be run 126, and 
   t.is((await koaBufferLock(t, ['--dir', dir, 'k', '--', 'true']).exited).code, 0, 'the lock was released');
 });
 
-test('a lock directory that cannot be made exits 69 with one line', async (t) => {
+serial('a lock directory that cannot be made exits 69 with one line', async (t) => {
   const dir = tempDir(t);
   const file = join(dir, 'file');
   writeFileSync(file, '');
@@ -166,7 +174,7 @@ redisTest('--redis holds the lock in Redis while the command runs, renews it, an
   t.is(await raw.exists(`koa-buffer:${key}`), 0, 'released when the command ended');
 });
 
-test('an unreachable Redis exits 69 with one line', async (t) => {
+serial('an unreachable Redis exits 69 with one line', async (t) => {
   const port = await freePort();
   const child = koaBufferLock(t, ['--redis', `redis://127.0.0.1:${port}`, 'k', '--', 'true']);
   t.is((await child.exited).code, 69);

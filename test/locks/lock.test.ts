@@ -130,15 +130,15 @@ test('an interval timer keeps firing while a lock waits: waiting never blocks th
   clearInterval(interval);
   t.is(error, 'timeout');
   t.true(ticks >= 10, `the 10 ms interval fired ${ticks} times during a 300 ms wait`);
-  t.true(delay.max / 1e6 < 100, `the event loop never stalled for long (max delay ${(delay.max / 1e6).toFixed(1)} ms)`);
+  t.true(delay.max / 1e6 < 250, `the event loop never stalled for the whole wait (max delay ${(delay.max / 1e6).toFixed(1)} ms)`);
 });
 
 test('exptime frees a MemoryLock whose holder never unlocks, and the late unlock says it was lost', async (t) => {
   const memory = new MemoryLock();
   const forgetful = new Lock(memory, { timeout: 0, exptime: 0.1 });
+  const started = performance.now(); // before the lock is taken: its exptime counts from then at the latest
   t.deepEqual(await forgetful.lock('k'), [0, undefined]);
   const waiter = new Lock(memory, { timeout: 2 });
-  const started = performance.now();
   const [elapsed, error] = await waiter.lock('k');
   const wall = performance.now() - started;
   t.is(error, undefined, 'the waiter gets the lock once the exptime ran out');
