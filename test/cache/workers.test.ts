@@ -1,0 +1,125 @@
+/**
+ * Single flight across the worker processes of one host (SPEC 7): real
+ * server processes sharing a SQLite cache file and a FileLock directory. The
+ * action appends to a shared file every time it runs, so the run count is
+ * counted outside every process.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import { fixture, spawnChild, type LineChild } from '../helpers/children.ts';
+import { rawRequest, type RawResponse } from '../helpers/serve.ts';
+
+interface Worker {
+  child: LineChild;
+  port: number;
+}
+
+function tempDir(t: ExecutionContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kb-workers-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function startWorkers(t: ExecutionContext, count: number, config: Record<string, unknown>): Promise<Worker[]> {
+  const children = Array.from({ length: count }, () => spawnChild(t, fixture('cache-server.ts'), [JSON.stringify(config)]));
+  return Promise.all(children.map(async (child) => {
+    const { port } = await child.waitForJson<{ port?: number }>((m) => typeof m.port === 'number', 'the port');
+    return { child, port: port! };
+  }));
+}
+
+function runs(file: string): string[] {
+  try {
+    return readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The workers listen on different ports, as if behind one proxy: every request
+ * names the same Host, since the host (with its port) is part of the key.
+ */
+const host = { host: 'app.example' };
+
+function get(port: number): Promise<RawResponse> {
+  return rawRequest(port, '/report', { headers: host });
+}
+
+/** A request that never rejects: a reset connection (a killed worker) is an answer too. */
+function ask(port: number): Promise<RawResponse | Error> {
+  return get(port).catch((error: Error) => error);
+}
+
+test('60 concurrent requests over 3 worker processes with a SQLite cache and cacheLockDir run the action exactly once', async (t) => {
+  const dir = tempDir(t);
+  const runsFile = join(dir, 'runs');
+  const workers = await startWorkers(t, 3, { cache: `sqlite:${join(dir, 'cache.sqlite')}`, lockDir: join(dir, 'locks'), delayMs: 400, runsFile });
+  const responses = await Promise.all(Array.from({ length: 60 }, (_, i) => get(workers[i % 3]!.port)));
+  t.deepEqual(runs(runsFile).length, 1, `the action ran once in total (runs: ${runs(runsFile).join(', ')})`);
+  const builder = runs(runsFile)[0];
+  for (const response of responses) {
+    t.is(response.status, 200, 'every request got the page');
+    t.is(response.body.toString(), `<!doctype html><title>slow</title><p>built by ${builder} for /report</p>`);
+  }
+  const statuses = responses.map((r) => r.headers['cache-status']);
+  t.is(statuses.filter((s) => s === 'koa-buffer; fwd=miss; stored').length, 1, 'one builder');
+  t.is(statuses.filter((s) => s === 'koa-buffer; fwd=miss; collapsed').length, 59, 'every other request was collapsed into that build');
+  // Each process that did not build had exactly one request watching the store; the log says so once per process.
+  const watchers = workers.map((w) => w.child.lines.filter((l) => l.includes('waiting for another process')).length);
+  t.deepEqual(watchers.sort(), [0, 1, 1], 'one remote watcher per non-building process');
+
+  const later = await get(workers[1]!.port);
+  t.is(later.headers['x-cache'], 'HIT', 'a later request is a plain hit');
+  t.is(runs(runsFile).length, 1);
+});
+
+test('the builder process SIGKILLed mid-build: the other workers answer 503 at once, never hang, and the next request builds', async (t) => {
+  const dir = tempDir(t);
+  const runsFile = join(dir, 'runs');
+  const workers = await startWorkers(t, 3, { cache: `sqlite:${join(dir, 'cache.sqlite')}`, lockDir: join(dir, 'locks'), delayMs: 3000, cacheLockTimeout: 8, runsFile });
+  const pending = Array.from({ length: 30 }, (_, i) => ({ worker: i % 3, answer: ask(workers[i % 3]!.port) }));
+  const building = await Promise.race(workers.map((w, index) => w.child.waitForJson<{ building?: number }>((m) => m.building !== undefined).then(() => index)));
+  // Let every request reach its wait before the kill.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const killedAt = Date.now();
+  await workers[building]!.child.kill('SIGKILL');
+  const answers = await Promise.all(pending.map(async (p) => ({ ...p, answer: await p.answer, at: Date.now() })));
+  for (const { worker, answer, at } of answers) {
+    if (worker === building) {
+      t.true(answer instanceof Error, "the killed worker's own requests lose their connection");
+      continue;
+    }
+    t.false(answer instanceof Error, 'a surviving worker answers');
+    const response = answer as RawResponse;
+    t.is(response.status, 503, 'the waiters are told to retry: the lock is free and no entry exists');
+    t.is(response.headers['retry-after'], '1');
+    t.is(response.headers['cache-status'], 'koa-buffer; fwd=miss; collapsed; detail=NO-ENTRY');
+    t.true(at - killedAt < 2000, `answered ${at - killedAt} ms after the kill, long before cacheLockTimeout (8 s)`);
+  }
+  t.is(runs(runsFile).length, 1, 'nobody rebuilt meanwhile');
+  const survivor = workers.find((_, i) => i !== building)!;
+  const next = await get(survivor.port);
+  t.is(next.status, 200);
+  t.is(next.headers['cache-status'], 'koa-buffer; fwd=miss; stored', 'the next request builds');
+  t.is(runs(runsFile).length, 2);
+});
+
+test("the builder process SIGKILLed mid-build with cacheWaitFailure 'run': one surviving worker rebuilds for all its waiters", async (t) => {
+  const dir = tempDir(t);
+  const runsFile = join(dir, 'runs');
+  const workers = await startWorkers(t, 2, { cache: `sqlite:${join(dir, 'cache.sqlite')}`, lockDir: join(dir, 'locks'), delayMs: 1500, cacheLockTimeout: 8, cacheWaitFailure: 'run', runsFile });
+  const first = ask(workers[0]!.port);
+  await workers[0]!.child.waitForJson<{ building?: number }>((m) => m.building !== undefined);
+  const waiting = Array.from({ length: 10 }, () => ask(workers[1]!.port));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await workers[0]!.child.kill('SIGKILL');
+  t.true((await first) instanceof Error);
+  const answers = (await Promise.all(waiting)) as RawResponse[];
+  for (const response of answers) t.is(response.status, 200, 'every waiter got the page');
+  t.is(runs(runsFile).length, 2, 'one rebuild, by the watcher that found the lock free, for the whole process');
+  t.is(answers.filter((r) => r.headers['cache-status'] === 'koa-buffer; fwd=miss; stored').length, 1);
+  t.is(answers.filter((r) => r.headers['cache-status'] === 'koa-buffer; fwd=miss; collapsed').length, 9);
+});
