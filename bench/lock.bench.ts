@@ -9,6 +9,7 @@
  *    waits with the default step/ratio/maxStep. Reported: how long after the
  *    release the waiter holds it (p50, p99), on the one CLOCK_MONOTONIC both
  *    processes read through process.hrtime.bigint().
+ *    A control row measures FileLock against itself; beyond 10% apart the run is marked rejected.
  * 3. RedisLock acquire+release against redlock 5 (beta, the same ioredis
  *    underneath) on one redis-server started here: one pair at a time, and
  *    32 pairs on distinct keys in flight.
@@ -30,7 +31,7 @@ import { FileLock } from '../src/locks/file-lock.ts';
 import { MemoryLock } from '../src/locks/memory-lock.ts';
 import { RedisLock } from '../src/locks/redis-lock.ts';
 import { startServer } from '../test/helpers/redis-server.ts';
-import { alternate, compare, opsPerSecond, percentile, quick, report, sample, type Row } from './harness.ts';
+import { alternate, compare, opsPerSecond, percentile, quick, report, sample, type Row, type Sample } from './harness.ts';
 
 const reps = quick ? 3 : 7;
 const runMs = quick ? 150 : 400;
@@ -65,19 +66,18 @@ async function fileLocks(): Promise<void> {
     }
     return pairs / ((performance.now() - start) / 1000);
   };
-  const [fileLock, memoryLock, plSync, plAsync] = await alternate(
+  const fileLockPairs = (): number =>
+    opsPerSecond(
+      batch(() => {
+        const [guard] = locks.acquire('nightly-report');
+        locks.release(guard);
+      }),
+      runMs,
+    );
+  const [fileLock, fileLockAgain, memoryLock, plSync, plAsync] = await alternate(
     [
-      {
-        name: 'FileLock',
-        run: () =>
-          opsPerSecond(
-            batch(() => {
-              const [guard] = locks.acquire('nightly-report');
-              locks.release(guard);
-            }),
-            runMs,
-          ),
-      },
+      { name: 'FileLock', run: fileLockPairs },
+      { name: 'FileLock (control)', run: fileLockPairs },
       {
         name: 'MemoryLock',
         run: () =>
@@ -106,6 +106,16 @@ async function fileLocks(): Promise<void> {
   rows.push(compare('FileLock vs proper-lockfile lockSync+release', fileLock!, plSync, true, '>= 25'));
   rows.push(compare('FileLock vs proper-lockfile async lock+release', fileLock!, plAsync, true, '>= 75'));
   rows.push({ ...compare('MemoryLock acquire+release (in-process reference)', memoryLock!, fileLock), note: 'ratio = MemoryLock / FileLock' });
+  rows.push(controlRow(fileLockAgain!, fileLock!));
+}
+
+/** The same contender measured twice: beyond 10% apart, the machine was too noisy for this run's ratios. */
+function controlRow(again: Sample, first: Sample): Row {
+  const row = compare('control: FileLock against itself', again, first, true, '≈ 1');
+  const off = Math.abs((row.ratio ?? 1) - 1);
+  row.note = off > 0.1 ? `REJECTED: the control is off by ${(off * 100).toFixed(0)}%; rerun on a quieter machine` : 'drift on this machine';
+  if (off > 0.1) console.error(`lock bench: the control is off by ${(off * 100).toFixed(0)}%, the figures of this run are not reliable`);
+  return row;
 }
 
 async function handOver(): Promise<void> {
