@@ -93,7 +93,9 @@ function check(ctx: Context, state: RequestState, shared: Shared): Work | undefi
   };
   const override = readOverride((ctx.state as Record<string, unknown> | undefined)?.buffer);
   if (override.off) return skip('ctx.state.buffer turns koa-buffer off for this response');
-  if (ctx.respond === false || !ctx.writable || ctx.res.headersSent) return skip('the response is sent by other means');
+  if (ctx.respond === false || ctx.res.headersSent) return skip('the response is sent by other means');
+  // A client that went away needs nothing, unless this request builds a cache entry other requests wait for.
+  if (!ctx.writable && !state.storeEntry) return skip('the client has gone');
   const status = ctx.status;
   // RFC 9110 15.3.5, 15.3.7, 15.4.5: no content to rework; 1xx never reach here as a final status.
   if (status < 200 || status === 204 || status === 206 || status === 304) return skip(`status ${status}`);

@@ -1,0 +1,376 @@
+/**
+ * Single flight in one process (SPEC 7, the seed's pictures A and B): real
+ * HTTP, a real Koa app, the action's run count as the truth. The
+ * cross-process paths (another process holds the lock) are driven through a
+ * real MemoryLock that the test holds itself, and a Map store the test
+ * writes into, as another process would.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import http from 'node:http';
+import test, { type ExecutionContext } from 'ava';
+import type { Context } from 'koa';
+import { encodeEntry } from '../../src/cache/entry.ts';
+import { MemoryLock } from '../../src/locks/memory-lock.ts';
+import { buffer } from '../../src/middleware.ts';
+import type { BufferOptions, CacheLock } from '../../src/options.ts';
+import { decode, htmlPage, rawRequest, recordingLogger, serve, type RawResponse, type Served } from '../helpers/serve.ts';
+
+/** Large enough to compress. */
+const page = htmlPage(8 * 1024, 7);
+
+interface Slow {
+  server: Served;
+  runs: () => number;
+  log: ReturnType<typeof recordingLogger>;
+}
+
+/** A server whose action takes `delayMs`, runs `body` and counts its runs. */
+async function slowServer(t: ExecutionContext, options: BufferOptions, delayMs: number, body: (ctx: Context, run: number) => void = (ctx) => {
+  ctx.type = 'html';
+  ctx.body = page;
+}): Promise<Slow> {
+  let runs = 0;
+  const log = recordingLogger();
+  const server = await serve(t, [buffer({ varyBy: [], logger: log, ...options }), async (ctx) => {
+    if (await ctx.bufferIsCached()) return;
+    const run = ++runs;
+    await sleep(delayMs);
+    body(ctx, run);
+  }]);
+  return { server, runs: () => runs, log };
+}
+
+function tally(responses: RawResponse[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const r of responses) {
+    const key = `${r.status} ${r.headers['cache-status']}`;
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return counts;
+}
+
+function many(server: Served, count: number, headers: Record<string, string> = {}): Promise<RawResponse[]> {
+  return Promise.all(Array.from({ length: count }, () => server.request('/report', { headers })));
+}
+
+/** A MemoryLock that counts the guards it has out, to prove every lock is given back. */
+class CountingLock implements CacheLock {
+  readonly inner = new MemoryLock();
+  held = 0;
+  acquired = 0;
+  acquire(key: string) {
+    const answer = this.inner.acquire(key);
+    if (answer[0]) {
+      this.held++;
+      this.acquired++;
+    }
+    return answer;
+  }
+  release(guard: unknown) {
+    const answer = this.inner.release(guard as never);
+    if (guard) this.held--;
+    return answer;
+  }
+}
+
+function assert503(t: ExecutionContext, response: RawResponse, detail: string): void {
+  t.is(response.status, 503, `503 for ${detail}`);
+  t.is(response.headers['retry-after'], '1');
+  t.is(response.headers['content-type'], 'text/plain; charset=UTF-8');
+  t.is(response.body.toString(), 'This page is being built. Please try again in a moment.\n', 'the retry_later text');
+  t.is(response.headers['cache-status'], `koa-buffer; fwd=miss; collapsed; detail=${detail}`);
+}
+
+test('50 concurrent requests for a cold 300 ms page run the action once and all get the page', async (t) => {
+  const { server, runs } = await slowServer(t, { cache: true }, 300);
+  const responses = await many(server, 50, { 'accept-encoding': 'gzip' });
+  t.is(runs(), 1, 'the action ran once');
+  t.deepEqual(tally(responses), { '200 koa-buffer; fwd=miss; stored': 1, '200 koa-buffer; fwd=miss; collapsed': 49 });
+  for (const r of responses) t.is(r.headers['content-encoding'], 'gzip', 'every answer is compressed for its client');
+  t.is(responses.filter((r) => r.headers['x-cache'] === 'HIT').length, 49, 'waiters say HIT (picture B arrow 6)');
+  t.is(responses.filter((r) => r.headers['x-cache'] === 'MISS').length, 1);
+  const etags = new Set(responses.map((r) => r.headers.etag));
+  t.is(etags.size, 1, 'one entity, one ETag');
+  const hit = await server.request('/report');
+  t.is(hit.headers['cache-status']?.startsWith('koa-buffer; hit; ttl='), true, 'later: a plain hit');
+  t.is(hit.body.toString(), page);
+  for (const r of responses) t.is(decode(r).toString(), page);
+});
+
+test('cacheSingleFlight false: 50 concurrent misses run the action 50 times', async (t) => {
+  const { server, runs } = await slowServer(t, { cache: true, cacheSingleFlight: false }, 300);
+  const responses = await many(server, 50);
+  t.is(runs(), 50);
+  t.deepEqual(tally(responses), { '200 koa-buffer; fwd=miss; stored': 50 });
+});
+
+test('the builder throws: it gets 500, its waiters 503 with Retry-After 1, the lock is released, and the next request builds', async (t) => {
+  const lock = new CountingLock();
+  const { server, runs } = await slowServer(t, { cache: true, cacheLock: lock }, 200, (ctx, run) => {
+    if (run === 1) throw new Error('the report failed');
+    ctx.type = 'html';
+    ctx.body = page;
+  });
+  const responses = await many(server, 10);
+  t.is(responses.filter((r) => r.status === 500).length, 1, 'the builder failed');
+  for (const r of responses.filter((r) => r.status !== 500)) assert503(t, r, 'ERROR');
+  t.is(lock.held, 0, 'the lock was released');
+  const next = await server.request('/report');
+  t.is(next.status, 200);
+  t.is(next.headers['cache-status'], 'koa-buffer; fwd=miss; stored');
+  t.is(runs(), 2);
+  t.is(lock.held, 0);
+});
+
+test('the builder sets a cookie: it is not stored and the waiters get 503 rather than another client\'s cookie', async (t) => {
+  const { server, runs } = await slowServer(t, { cache: true }, 200, (ctx, run) => {
+    ctx.cookies.set('session', `s${run}`);
+    ctx.type = 'html';
+    ctx.body = page;
+  });
+  const responses = await many(server, 10);
+  const builder = responses.filter((r) => r.status === 200);
+  t.is(builder.length, 1);
+  t.is(builder[0]!.headers['cache-status'], 'koa-buffer; fwd=uri-miss; detail=SET-COOKIE');
+  t.regex(builder[0]!.headers['set-cookie'] ?? '', /^session=s1/);
+  for (const r of responses.filter((r) => r.status !== 200)) {
+    assert503(t, r, 'SET-COOKIE');
+    t.is(r.headers['set-cookie'], undefined, 'no cookie leaks to a waiter');
+  }
+  t.is((await server.request('/report')).headers['set-cookie']?.startsWith('session=s2'), true, 'nothing was stored: the next request runs');
+  t.is(runs(), 2);
+});
+
+test('a builder slower than cacheLockTimeout: its waiters get 503 at the timeout, the lock is released, and the late page is still stored', async (t) => {
+  const lock = new CountingLock();
+  const { server, runs } = await slowServer(t, { cache: true, cacheLock: lock, cacheLockTimeout: 0.3 }, 900);
+  const started = Date.now();
+  const builder = server.request('/report');
+  await sleep(50);
+  const waiters = await Promise.all(Array.from({ length: 5 }, async () => ({ response: await server.request('/report'), at: Date.now() - started })));
+  for (const { response, at } of waiters) {
+    assert503(t, response, 'TIMEOUT');
+    t.true(at >= 280 && at < 800, `answered at the timeout (${at} ms), not when the build ended`);
+  }
+  t.is(lock.held, 0, 'the lock was released at the timeout, while the build still runs');
+  const built = await builder;
+  t.is(built.status, 200);
+  t.is(built.headers['cache-status'], 'koa-buffer; fwd=miss; stored', 'the late builder stored its page (picture A arrow 5)');
+  const after = await server.request('/report');
+  t.is(after.headers['x-cache'], 'HIT');
+  t.is(runs(), 1);
+});
+
+test("cacheWaitFailure 'run': when the build fails, each waiter runs the action itself", async (t) => {
+  const { server, runs } = await slowServer(t, { cache: true, cacheWaitFailure: 'run' }, 150, (ctx, run) => {
+    if (run === 1) throw new Error('first build fails');
+    ctx.type = 'html';
+    ctx.body = page;
+  });
+  const responses = await many(server, 5);
+  t.is(responses.filter((r) => r.status === 500).length, 1);
+  t.is(responses.filter((r) => r.status === 200).length, 4, 'no 503: every waiter ran the action');
+  t.is(runs(), 5);
+});
+
+test('a waiter whose client disconnects does not disturb the build or the other waiters', async (t) => {
+  const lock = new CountingLock();
+  const { server, runs, log } = await slowServer(t, { cache: true, cacheLock: lock }, 400);
+  const builder = server.request('/report');
+  await sleep(50);
+  const quitter = http.request({ host: '127.0.0.1', port: server.port, path: '/report', agent: false });
+  quitter.on('error', () => undefined);
+  quitter.end();
+  const others = Promise.all(Array.from({ length: 5 }, () => server.request('/report')));
+  await sleep(100);
+  quitter.destroy();
+  const responses = [await builder, ...(await others)];
+  t.deepEqual(tally(responses), { '200 koa-buffer; fwd=miss; stored': 1, '200 koa-buffer; fwd=miss; collapsed': 5 });
+  t.is(runs(), 1);
+  await sleep(400);
+  t.is(lock.held, 0);
+  t.deepEqual(log.lines.filter((l) => l.level === 'error'), [], 'nothing went wrong');
+});
+
+test('a builder whose client disconnects still builds and stores the page for its waiters, and releases the lock', async (t) => {
+  const lock = new CountingLock();
+  const { server, runs } = await slowServer(t, { cache: true, cacheLock: lock }, 300);
+  const quitter = http.request({ host: '127.0.0.1', port: server.port, path: '/report', agent: false });
+  quitter.on('error', () => undefined);
+  quitter.end();
+  await sleep(50);
+  const waiters = Promise.all(Array.from({ length: 3 }, () => server.request('/report')));
+  quitter.destroy();
+  t.deepEqual(tally(await waiters), { '200 koa-buffer; fwd=miss; collapsed': 3 });
+  t.is(runs(), 1);
+  t.is(lock.held, 0);
+  t.is((await server.request('/report')).headers['x-cache'], 'HIT');
+});
+
+test('a lock backend that fails or throws is logged and the process still builds once (per-process flight)', async (t) => {
+  for (const cacheLock of [
+    { acquire: () => [null, 'backend down'], release: () => [true, undefined] },
+    { acquire: () => { throw new Error('acquire exploded'); }, release: () => [true, undefined] },
+    { acquire: async () => 'nonsense', release: () => [true, undefined] },
+  ]) {
+    const { server, runs, log } = await slowServer(t, { cache: true, cacheLock }, 200);
+    const responses = await many(server, 20);
+    t.is(runs(), 1, 'one build');
+    t.deepEqual(tally(responses), { '200 koa-buffer; fwd=miss; stored': 1, '200 koa-buffer; fwd=miss; collapsed': 19 });
+    t.is(log.count(/^lock for buffer:[0-9a-f]{32} failed, building with a per-process flight: /), 1, 'log_lock_failed, once');
+  }
+});
+
+test('a waiter is not handed a page that varies on a header its own request differs in (custom cacheKey)', async (t) => {
+  const { server, runs } = await slowServer(t, { cache: true, cacheKey: 'report', varyBy: ['accept-language'] }, 200, (ctx) => {
+    ctx.vary('Accept-Language');
+    ctx.type = 'html';
+    ctx.body = `<p>${ctx.get('Accept-Language')}</p>`;
+  });
+  const builder = server.request('/report', { headers: { 'accept-language': 'de' } });
+  await sleep(30);
+  const [same, other] = await Promise.all([
+    server.request('/report', { headers: { 'accept-language': 'de' } }),
+    server.request('/report', { headers: { 'accept-language': 'fr' } }),
+  ]);
+  t.is((await builder).body.toString(), '<p>de</p>');
+  t.is(same.body.toString(), '<p>de</p>', 'the same language gets the page');
+  assert503(t, other, 'VARY');
+  t.is(runs(), 1);
+});
+
+test('the builder reads the cache once more after taking the lock: a page stored meanwhile is replayed, not rebuilt', async (t) => {
+  const store = new Map<string, unknown>();
+  const inner = new MemoryLock();
+  // The lock answers after another process has stored the page: the moment between the miss and the lock.
+  const cacheLock: CacheLock = {
+    acquire: async (key: string) => {
+      store.set(key, encodeEntry({ status: 200, headers: { 'content-type': 'text/html' }, body: Buffer.from('<p>from elsewhere</p>'), created: Date.now(), expires: Date.now() + 60_000 }));
+      return inner.acquire(key);
+    },
+    release: (guard) => inner.release(guard as never),
+  };
+  const { server, runs } = await slowServer(t, { cache: store, cacheLock }, 100);
+  const response = await server.request('/report');
+  t.is(response.body.toString(), '<p>from elsewhere</p>');
+  t.is(response.headers['x-cache'], 'HIT');
+  t.is(runs(), 0, 'the action did not run');
+  t.true(inner.acquire('probe')[0] !== null && inner.acquire(Array.from(store.keys())[0]!)[0] !== null, 'the lock was released');
+});
+
+/** A Map store that counts its reads. */
+class CountingMap extends Map<string, unknown> {
+  gets = 0;
+  override get(key: string): unknown {
+    this.gets++;
+    return super.get(key);
+  }
+}
+
+/** The key a request for /report makes: read it from a first, stored response. */
+function keyOf(store: Map<string, unknown>): string {
+  return Array.from(store.keys())[0]!;
+}
+
+test('while another process holds the lock, one request per process watches the store and all its waiters get the entry soon after it appears', async (t) => {
+  const store = new CountingMap();
+  const lock = new MemoryLock();
+  const { server, runs } = await slowServer(t, { cache: store, cacheLock: lock, cacheKey: 'report' }, 10);
+  const [held] = lock.acquire('report'); // "another process" builds
+  const started = Date.now();
+  const waiting = Promise.all(Array.from({ length: 20 }, async () => ({ response: await server.request('/report'), at: Date.now() })));
+  await sleep(300);
+  const readsWhileWaiting = store.gets;
+  const storedAt = Date.now();
+  store.set('report', encodeEntry({ status: 200, headers: { 'content-type': 'text/html' }, body: Buffer.from(page), created: Date.now(), expires: Date.now() + 60_000 }));
+  const answers = await waiting;
+  lock.release(held);
+  t.is(runs(), 0);
+  for (const { response, at } of answers) {
+    t.is(response.status, 200);
+    t.is(response.headers['cache-status'], 'koa-buffer; fwd=miss; collapsed');
+    t.true(at - storedAt < 100, `answered ${at - storedAt} ms after the entry appeared`);
+  }
+  // 20 first lookups, then one watcher polling about every 8 ms for 300 ms: far fewer than 20 pollers would make.
+  t.true(readsWhileWaiting < 20 + 80, `${readsWhileWaiting} reads in ${storedAt - started} ms: one watcher, not twenty`);
+  t.true(readsWhileWaiting > 20 + 20, `${readsWhileWaiting} reads: the watcher does poll`);
+});
+
+test('the watcher finds the lock free and no entry: one last look with the lock held, then 503; an entry stored at that moment is replayed', async (t) => {
+  const store = new Map<string, unknown>();
+  const inner = new MemoryLock();
+  let heldOutside: unknown = inner.acquire('report')[0];
+  let lastLookStores = false;
+  const cacheLock: CacheLock = {
+    acquire: (key: string) => {
+      const answer = inner.acquire(key);
+      if (answer[0] && lastLookStores) {
+        store.set(key, encodeEntry({ status: 200, headers: { 'content-type': 'text/html' }, body: Buffer.from('<p>just in time</p>'), created: Date.now(), expires: Date.now() + 60_000 }));
+      }
+      return answer;
+    },
+    release: (guard) => inner.release(guard as never),
+  };
+  const { server, runs } = await slowServer(t, { cache: store, cacheLock, cacheKey: 'report' }, 10);
+
+  const failed = Promise.all(Array.from({ length: 3 }, () => server.request('/report')));
+  await sleep(100);
+  inner.release(heldOutside as never); // the other build ends without storing anything
+  for (const response of await failed) assert503(t, response, 'NO-ENTRY');
+
+  heldOutside = inner.acquire('report')[0];
+  lastLookStores = true; // this time the page lands between the last poll and the lock
+  const saved = Promise.all(Array.from({ length: 3 }, () => server.request('/report')));
+  await sleep(100);
+  inner.release(heldOutside as never);
+  for (const response of await saved) t.is(response.body.toString(), '<p>just in time</p>', 'the last look found it');
+  t.is(runs(), 0);
+  t.not(inner.acquire('report')[0], null, 'the watcher released the lock it took for its last look');
+  t.is(keyOf(store), 'report');
+});
+
+test('a watcher gives up at cacheLockTimeout with 503 TIMEOUT while the other process still holds the lock', async (t) => {
+  const lock = new MemoryLock();
+  const { server, runs } = await slowServer(t, { cache: true, cacheLock: lock, cacheKey: 'report', cacheLockTimeout: 0.25 }, 10);
+  lock.acquire('report');
+  const started = Date.now();
+  const responses = await many(server, 4);
+  const took = Date.now() - started;
+  for (const response of responses) assert503(t, response, 'TIMEOUT');
+  t.true(took >= 240 && took < 700, `gave up after ${took} ms`);
+  t.is(runs(), 0);
+});
+
+test('calling bufferIsCached twice returns the same answer and changes nothing', async (t) => {
+  let runs = 0;
+  const answers: boolean[][] = [];
+  const server = await serve(t, [buffer({ cache: true, varyBy: [] }), async (ctx) => {
+    const first = await ctx.bufferIsCached();
+    const second = await ctx.bufferIsCached();
+    answers.push([first, second]);
+    if (first) return;
+    runs++;
+    await sleep(100);
+    ctx.type = 'html';
+    ctx.body = page;
+  }]);
+  const responses = await Promise.all(Array.from({ length: 3 }, () => server.request('/')));
+  const hit = await server.request('/');
+  t.deepEqual(answers.map(([a, b]) => a === b), [true, true, true, true], 'each request got one answer twice');
+  t.deepEqual(answers.map(([a]) => a).sort(), [false, true, true, true]);
+  t.is(runs, 1);
+  t.deepEqual(tally([...responses, hit]).valueOf(), {
+    '200 koa-buffer; fwd=miss; stored': 1, '200 koa-buffer; fwd=miss; collapsed': 2, [`200 ${hit.headers['cache-status']}`]: 1,
+  });
+});
+
+test('HEAD and GET share the entry; a HEAD builder stores the page for a later GET', async (t) => {
+  const { server, runs } = await slowServer(t, { cache: true }, 10);
+  const head = await rawRequest(server.port, '/report', { method: 'HEAD' });
+  t.is(head.status, 200);
+  t.is(head.body.length, 0);
+  const get = await server.request('/report');
+  t.is(get.headers['x-cache'], 'HIT');
+  t.is(get.body.toString(), page);
+  t.is(runs(), 1);
+});
