@@ -1,0 +1,190 @@
+/**
+ * The cache key (SPEC 7): what it is made of, that no crafted request can
+ * make two different inputs share it, and that the things it separates
+ * (hosts, cookies, query strings) never share an entry over real HTTP.
+ */
+import test from 'ava';
+import fc from 'fast-check';
+import type { Context } from 'koa';
+import { cacheKeyOf, keyMaterial } from '../../src/cache/key.ts';
+import { buffer } from '../../src/middleware.ts';
+import type { BufferOptions } from '../../src/options.ts';
+import { recordingLogger, serve, type Served } from '../helpers/serve.ts';
+
+interface RequestShape {
+  host: string;
+  path: string;
+  query: string;
+  headers: Record<string, string | undefined>;
+}
+
+/** The parts of a context the key reads (pure key logic: a plain object will do). */
+function fakeContext(shape: RequestShape): Context {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(shape.headers)) if (value !== undefined) headers[name] = value;
+  return { host: shape.host, path: shape.path, querystring: shape.query, request: { headers } } as unknown as Context;
+}
+
+const varyBy = ['cookie', 'accept-language'];
+// Small alphabets full of would-be separators, so near-collisions are tried often.
+const text = fc.string({ unit: fc.constantFrom('a', ':', '1', '2', '-', '!', '&', '=', '\n', ';', ' ', '\uD800', '😀'), maxLength: 6 });
+const shape = fc.record({
+  host: text,
+  path: text.map((p) => `/${p}`),
+  query: text,
+  headers: fc.record({ cookie: fc.option(text, { nil: undefined }), 'accept-language': fc.option(text, { nil: undefined }) }),
+});
+
+test('different requests never encode alike, whatever their hosts, paths, queries and headers hold (property, fixed seed)', (t) => {
+  fc.assert(
+    fc.property(shape, shape, (a, b) => {
+      const same = a.host === b.host && a.path === b.path && a.query === b.query &&
+        a.headers.cookie === b.headers.cookie && a.headers['accept-language'] === b.headers['accept-language'];
+      return (keyMaterial(fakeContext(a), varyBy) === keyMaterial(fakeContext(b), varyBy)) === same;
+    }),
+    { seed: 4242, numRuns: 20_000 },
+  );
+  t.pass();
+});
+
+/** Reads a key material back into its fields: possible only because the encoding is unambiguous. */
+function readMaterial(material: string): Array<string | undefined> {
+  const fields: Array<string | undefined> = [];
+  let at = 0;
+  while (at < material.length) {
+    if (material[at] === '-') {
+      fields.push(undefined);
+      at++;
+      continue;
+    }
+    const hex = material[at] === '!';
+    if (hex) at++;
+    const colon = material.indexOf(':', at);
+    const length = Number(material.slice(at, colon));
+    if (colon < 0 || !Number.isInteger(length)) throw new Error(`no length at ${at} in ${JSON.stringify(material)}`);
+    const text = material.slice(colon + 1, colon + 1 + length);
+    at = colon + 1 + length;
+    fields.push(hex ? String.fromCharCode(...(text.match(/.{4}/g) ?? []).map((h) => parseInt(h, 16))) : text);
+  }
+  return fields;
+}
+
+test('every request reads back from its encoding, field for field, so no two can share one (property, fixed seed)', (t) => {
+  fc.assert(
+    fc.property(shape, (a) => {
+      const fields = readMaterial(keyMaterial(fakeContext(a), varyBy));
+      const expected = [process.argv[1] ?? '', a.host, a.path, a.query, 'cookie', a.headers.cookie, 'accept-language', a.headers['accept-language']];
+      return fields.length === expected.length && fields.every((f, i) => f === expected[i]);
+    }),
+    { seed: 4243, numRuns: 20_000 },
+  );
+  t.pass();
+});
+
+test('the classic collisions of a joined key are told apart', (t) => {
+  const base = { host: 'h', path: '/p', query: '', headers: {} };
+  const pairs: Array<[RequestShape, RequestShape, string]> = [
+    [{ ...base, headers: { cookie: 'a', 'accept-language': 'b' } }, { ...base, headers: { cookie: 'a1:b' } }, 'a header value posing as the next header'],
+    [{ ...base, headers: { cookie: '' } }, base, 'an empty header is not an absent one'],
+    [{ ...base, query: 'a=1&b=2' }, { ...base, query: 'b=2&a=1' }, 'query order is significant'],
+    [{ ...base, query: 'a=1' }, { ...base, query: 'a=1&' }, 'a trailing & counts'],
+    [{ ...base, host: 'h:80' }, { ...base, host: 'h' }, 'a port is part of the host'],
+    [{ ...base, path: '/p', query: 'x' }, { ...base, path: '/p?x', query: '' }, 'path and query cannot trade characters'],
+    [{ ...base, headers: { cookie: '\uD800' } }, { ...base, headers: { cookie: '\uFFFD' } }, 'a lone surrogate is not U+FFFD'],
+  ];
+  for (const [a, b, why] of pairs) t.not(keyMaterial(fakeContext(a), varyBy), keyMaterial(fakeContext(b), varyBy), why);
+});
+
+test('the generated key is buffer: and an MD5; cacheKey replaces it as given, and an empty one falls back', (t) => {
+  const ctx = fakeContext({ host: 'example.com', path: '/x', query: 'a=1', headers: { cookie: 'c' } });
+  const generated = cacheKeyOf(ctx, { cacheKey: undefined, varyBy: ['cookie'] });
+  t.regex(generated, /^buffer:[0-9a-f]{32}$/);
+  t.not(generated, cacheKeyOf(ctx, { cacheKey: undefined, varyBy: [] }), 'varyBy joins the key');
+  t.is(cacheKeyOf(ctx, { cacheKey: 'my page ✨', varyBy: ['cookie'] }), 'my page ✨', 'used as given, any character');
+  t.is(cacheKeyOf(ctx, { cacheKey: (c) => `k:${c.path}`, varyBy: [] }), 'k:/x');
+  t.is(cacheKeyOf(ctx, { cacheKey: '', varyBy: ['cookie'] }), generated, "'' falls back");
+  t.is(cacheKeyOf(ctx, { cacheKey: () => undefined, varyBy: ['cookie'] }), generated, 'a function returning nothing falls back');
+  t.is(cacheKeyOf(ctx, { cacheKey: () => '', varyBy: ['cookie'] }), generated);
+});
+
+/** A server whose page shows what it was built from, counting its runs. */
+async function echoServer(t: Parameters<typeof serve>[0], options: BufferOptions = {}): Promise<{ server: Served; runs: () => number; store: Map<string, unknown> }> {
+  let runs = 0;
+  const store = new Map<string, unknown>();
+  const server = await serve(t, [buffer({ cache: store, ...options }), async (ctx) => {
+    if (await ctx.bufferIsCached()) return;
+    runs++;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    ctx.type = 'text';
+    ctx.body = `host=${ctx.host} url=${ctx.url} cookie=${ctx.get('Cookie')} run=${runs}`;
+  }]);
+  return { server, runs: () => runs, store };
+}
+
+test('a personalised page with the default varyBy never reaches another cookie, not even a concurrent one', async (t) => {
+  const { server, runs } = await echoServer(t);
+  const [alice, bob] = await Promise.all([
+    server.request('/account', { headers: { cookie: 'session=alice' } }),
+    server.request('/account', { headers: { cookie: 'session=bob' } }),
+  ]);
+  t.regex(alice.body.toString(), /cookie=session=alice/);
+  t.regex(bob.body.toString(), /cookie=session=bob/, 'bob is not collapsed into alice’s build');
+  const [alice2, bob2, anonymous] = await Promise.all([
+    server.request('/account', { headers: { cookie: 'session=alice' } }),
+    server.request('/account', { headers: { cookie: 'session=bob' } }),
+    server.request('/account'),
+  ]);
+  t.is(alice2.body.toString(), alice.body.toString());
+  t.is(alice2.headers['x-cache'], 'HIT');
+  t.is(bob2.body.toString(), bob.body.toString());
+  t.regex(anonymous.body.toString(), /cookie= run=3/, 'no cookie is a key of its own');
+  t.is(runs(), 3);
+});
+
+test('requests with different Host headers never share an entry', async (t) => {
+  const { server, runs } = await echoServer(t, { varyBy: [] });
+  const hosts = ['a.example', 'b.example', 'a.example:8080', 'A.example'];
+  const first = await Promise.all(hosts.map((host) => server.request('/', { headers: { host } })));
+  const again = await Promise.all(hosts.map((host) => server.request('/', { headers: { host } })));
+  for (const [i, host] of hosts.entries()) {
+    t.regex(first[i]!.body.toString(), new RegExp(`^host=${host} `), `${host} got its own page`);
+    t.is(again[i]!.body.toString(), first[i]!.body.toString(), `${host} got its own entry back`);
+    t.is(again[i]!.headers['x-cache'], 'HIT');
+  }
+  t.is(runs(), hosts.length);
+});
+
+test('a key collision attempt through crafted query strings and header values fails', async (t) => {
+  const { server, runs, store } = await echoServer(t, { varyBy: ['cookie', 'accept-language'] });
+  const victim = await server.request('/p?a=1', { headers: { cookie: 'a', 'accept-language': 'b' } });
+  // Each of these would hit the victim's entry under a naive "join with separators" key.
+  const attempts = [
+    { path: '/p?a=1', headers: { cookie: 'a1:b' } },
+    { path: '/p?a=1', headers: { cookie: 'a;accept-language=b' } },
+    { path: '/p?a=1', headers: { cookie: 'a', 'accept-language': 'b', 'x-extra': '1' }, same: true },
+    { path: '/p?a=1%00', headers: { cookie: 'a', 'accept-language': 'b' } },
+    { path: '/p?a=1&', headers: { cookie: 'a', 'accept-language': 'b' } },
+    { path: '/p%3Fa=1', headers: { cookie: 'a', 'accept-language': 'b' } },
+  ];
+  for (const attempt of attempts) {
+    const response = await server.request(attempt.path, { headers: attempt.headers });
+    if (attempt.same) t.is(response.body.toString(), victim.body.toString(), 'a header outside varyBy does not split the key');
+    else t.not(response.body.toString(), victim.body.toString(), `${attempt.path} ${JSON.stringify(attempt.headers)} got its own page`);
+  }
+  t.is(runs(), attempts.length, 'every attempt but the identical one built its own page');
+  t.is(store.size, attempts.length);
+});
+
+test('the cacheKey option names the store entry as given; a throwing cacheKey function bypasses the cache with a log line', async (t) => {
+  const { server, store } = await echoServer(t, { cacheKey: (ctx) => `page:${ctx.path}` });
+  await server.request('/one');
+  t.deepEqual(Array.from(store.keys()), ['page:/one']);
+
+  const log = recordingLogger();
+  const failing = await echoServer(t, { logger: log, cacheKey: () => { throw new Error('no key today'); } });
+  const response = await failing.server.request('/');
+  t.is(response.status, 200, 'the action still runs');
+  t.is(response.headers['cache-status'], 'koa-buffer; fwd=bypass; detail=KEY-ERROR');
+  t.is(failing.store.size, 0);
+  t.is(log.count(/^the cacheKey function failed, so this request bypasses the cache: no key today$/), 1);
+});
