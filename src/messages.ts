@@ -104,6 +104,7 @@ export const defaultMessages = {
   log_waiting: 'waiting for the request building %{key} in this process',
   log_waiting_worker: 'waiting for another process building %{key}',
   log_lock_failed: 'lock for %{key} failed, building with a per-process flight: %{error}',
+  log_wait_lock_failed: 'lock for %{key} failed while waiting for another process: %{error}',
   log_unlock_failed: 'releasing the lock for %{key} failed: %{error}',
   log_gave_up: 'gave up waiting for %{key}; answered 503',
   log_finish_waiter_failed: 'answering a request waiting for %{key} failed: %{error}',

@@ -192,7 +192,7 @@ export class Flight {
       const taken = await this.takeLock();
       if (this.outcome !== undefined) return;
       if (typeof taken === 'object') {
-        log.error('log_lock_failed', { key: this.slot.key, error: taken.error });
+        log.error('log_wait_lock_failed', { key: this.slot.key, error: taken.error });
         // The seed answers 503 (picture B arrow 9); 'run' builds here with a per-process flight instead.
         if (waitFailure === 'run') return this.#handOver();
         this.settle({ failure: 'LOCK-ERROR' });
