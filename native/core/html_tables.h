@@ -141,47 +141,62 @@ constexpr name_key key_of(const char* s, std::size_t n) {
   return k;
 }
 
-constexpr unsigned kTagSlots = 256;
+// A perfect hash, found at compile time: every listed name has a slot of its
+// own, so a lookup is one hash, one load and one compare, with no probing
+// and no branch that depends on the name.
+constexpr unsigned kTagBits = 10;
+constexpr unsigned kTagSlots = 1u << kTagBits;
 
-constexpr unsigned slot_of(std::uint64_t lo, std::uint16_t hi, std::size_t n) {
-  return static_cast<unsigned>(((lo ^ (static_cast<std::uint64_t>(hi) << 40) ^ n) * 0x9E3779B97F4A7C15ull) >> 56);
+constexpr unsigned slot_of(std::uint64_t lo, std::uint64_t hi_len, std::uint64_t mul) {
+  return static_cast<unsigned>(((lo ^ (hi_len * 0xC2B2AE3D27D4EB4Full)) * mul) >> (64 - kTagBits));
 }
 
 struct tag_slot {
-  std::uint64_t lo;
-  std::uint16_t hi;
-  std::uint8_t len;  // 0: empty
+  std::uint64_t lo;      // name bytes 0..7, lowercase
+  std::uint64_t hi_len;  // name bytes 8..9, and the length in bits 16..23; 0: empty
   std::uint32_t flags;
 };
 
 struct tag_table {
+  std::uint64_t mul;
   tag_slot s[kTagSlots];
 };
 
-// Open addressing, built at compile time: one probe for most names, and
-// no chain of unpredictable branches as a switch would compile to.
+constexpr std::size_t name_length(const char* s) {
+  std::size_t n = 0;
+  while (s[n] != 0) ++n;
+  return n;
+}
+
 constexpr tag_table make_tag_table() {
   tag_table t{};
-  for (const tag_entry& e : kTags) {
-    std::size_t n = 0;
-    while (e.name[n] != 0) ++n;
-    const name_key k = key_of(e.name, n);
-    unsigned i = slot_of(k.lo, k.hi, n);
-    while (t.s[i].len != 0) i = (i + 1) % kTagSlots;
-    t.s[i] = tag_slot{k.lo, k.hi, static_cast<std::uint8_t>(n), e.flags};
+  for (std::uint64_t mul = 0x9E3779B97F4A7C15ull;; mul += 0x2545F4914F6CDD1Dull) {
+    t = tag_table{};
+    t.mul = mul;
+    bool clash = false;
+    for (const tag_entry& e : kTags) {
+      const std::size_t n = name_length(e.name);
+      const name_key k = key_of(e.name, n);
+      const std::uint64_t hi_len = k.hi | (static_cast<std::uint64_t>(n) << 16);
+      tag_slot& slot = t.s[slot_of(k.lo, hi_len, mul)];
+      if (slot.hi_len != 0) {
+        clash = true;
+        break;
+      }
+      slot = tag_slot{k.lo, hi_len, e.flags};
+    }
+    if (!clash) return t;
   }
-  return t;
 }
 
 inline constexpr tag_table kTagTable = make_tag_table();
 
 // The class of a lowercase name given as its key and length (1..10).
 inline std::uint32_t lookup_tag(std::uint64_t lo, std::uint16_t hi, std::size_t n) noexcept {
-  for (unsigned i = slot_of(lo, hi, n);; i = (i + 1) % kTagSlots) {
-    const tag_slot& t = kTagTable.s[i];
-    if (t.len == 0) return 0;
-    if (t.lo == lo && t.hi == hi && t.len == n) return t.flags;
-  }
+  const std::uint64_t hi_len = hi | (static_cast<std::uint64_t>(n) << 16);
+  const tag_slot& t = kTagTable.s[slot_of(lo, hi_len, kTagTable.mul)];
+  const std::uint32_t match = static_cast<std::uint32_t>((t.lo == lo) & (t.hi_len == hi_len));
+  return t.flags & (0u - match);  // no branch: which names come is unpredictable
 }
 
 // The class of a tag name (any case).

@@ -33,10 +33,12 @@
 //
 // Speed: text, white-space runs, tag names, attribute names and quoted
 // values are scanned and copied 16 bytes at a time (SSE2); raw text is skipped
-// with memchr; tag names are classified by a compile-time hash table. The
-// cursors live in locals inside the hot loops: a byte store through `u8*` may
-// alias anything, so cursors kept in members would be reloaded after every
-// store.
+// with memchr; tag names are classified by a compile-time perfect hash. There
+// is no squasher object: the cursors and the state are locals of
+// squash_html(), hot helpers are always inlined and take them by reference,
+// and cold helpers take values and return values. A byte store through `u8*`
+// may alias any memory whose address escaped, so state kept in an object
+// would be reloaded after every store; locals stay in registers.
 #include "squash.h"
 
 #include <cstring>
@@ -84,6 +86,13 @@ KB_INLINE __m128i ws16(__m128i v) noexcept {
 // Bytes that end a tag name: white space, '/' and '>'.
 KB_INLINE unsigned name_end16(__m128i v) noexcept {
   return bits(_mm_or_si128(ws16(v), _mm_or_si128(eq(v, '/'), eq(v, '>'))));
+}
+// A superset of name_end16, in fewer operations: every byte <= 0x20 (white
+// space and the other control bytes), '/' and '>'. Callers check the byte
+// found when it is below 0x20 and not white space.
+KB_INLINE unsigned name_end_or_control16(__m128i v) noexcept {
+  const __m128i low = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x20)), v);
+  return bits(_mm_or_si128(low, _mm_or_si128(eq(v, '/'), eq(v, '>'))));
 }
 // A-Z to a-z, every other byte as it is (signed compares: bytes >= 0x80 are
 // negative, so never in range).
@@ -265,6 +274,16 @@ KB_INLINE bool copy_quoted(const u8* in, size_t len, u8* out, size_t& p, size_t&
   return true;
 }
 
+// ---------------------------------------------------------------------------
+// Cold helpers: pure functions of the input, out of line.
+// ---------------------------------------------------------------------------
+
+#if defined(__GNUC__)
+#define KB_COLD __attribute__((noinline, cold))
+#else
+#define KB_COLD
+#endif
+
 // Case-insensitive on both sides (the Host option may be written in any case).
 inline bool ieq_both(const u8* a, const u8* b, size_t n) noexcept {
   for (size_t i = 0; i < n; ++i) {
@@ -280,519 +299,531 @@ inline bool ends_with(const u8* a, size_t n, const char* lit, size_t m) noexcept
   return n >= m && std::memcmp(a + n - m, lit, m) == 0;
 }
 
-class squasher {
- public:
-  squasher(const u8* in, size_t len, u8* out, const squash_options& opt) noexcept
-      : in_(in),
-        len_(len),
-        out_(out),
-        host_(opt.host),
-        host_len_(opt.host ? opt.host_len : 0),
-        path_(opt.path),
-        path_len_(opt.path ? opt.path_len : 0),
-        rewrite_(opt.rewrite_links && opt.host && opt.host_len > 0) {}
+// Where a token running to the next '>' ends (after it), or len.
+inline size_t after_gt(const u8* in, size_t len, size_t from) noexcept {
+  const size_t gt = find_byte(in, from, len, '>');
+  return gt == len ? len : gt + 1;
+}
 
-  size_t run() noexcept {
-    const u8* const in = in_;
-    u8* const out = out_;
-    const size_t len = len_;
-    size_t p = 0, o = 0;
-    // A UTF-8 byte order mark is not text: the decoder drops it before parsing.
-    if (len >= 3 && in[0] == 0xEF && in[1] == 0xBB && in[2] == 0xBF) copy_bytes(in, len, out, p, o, 3);
-    while (p < len) {
-      const u8 b = in[p];
-      if (depth_ != 0) {
-        if (b == '<') {
-          markup(p, o);
-        } else {
-          copy_bytes(in, len, out, p, o, find_byte(in, p, len, '<'));
-          prev_ = kind::text;
-        }
-      } else if (is_ws(b)) {
-        ws_pending_ = true;
-        if (skip_ws(in, len, p)) ws_lf_ = true;
-      } else if (b == '<') {
-        markup(p, o);
+struct comment_span {
+  size_t end;  // just after the comment (len when unterminated)
+  bool keep;   // conditional, "<!--!", or unterminated: never removed
+};
+
+// "<!--" at p. Finds the end as the tokenizer does: "<!-->", "<!--->", else
+// the first "-->" or "--!>"; unterminated runs to the end of input.
+KB_COLD comment_span scan_comment(const u8* in, size_t len, size_t p) noexcept {
+  const size_t c0 = p + 4;
+  size_t c1 = len, end = len;
+  bool closed = false;
+  if (c0 < len && in[c0] == '>') {
+    c1 = c0, end = c0 + 1, closed = true;
+  } else if (c0 + 1 < len && in[c0] == '-' && in[c0 + 1] == '>') {
+    c1 = c0, end = c0 + 2, closed = true;
+  } else {
+    for (size_t i = c0;; ++i) {
+      i = find_byte(in, i, len, '-');
+      if (i + 2 >= len) break;
+      if (in[i + 1] != '-') continue;
+      if (in[i + 2] == '>') {
+        c1 = i, end = i + 3, closed = true;
+        break;
+      }
+      if (in[i + 2] == '!' && i + 3 < len && in[i + 3] == '>') {
+        c1 = i, end = i + 4, closed = true;
+        break;
+      }
+    }
+  }
+  const u8* body = in + c0;
+  const size_t n = c1 - c0;
+  const bool keep = !closed || starts_with(body, n, "[if", 3) || starts_with(body, n, "!", 1) ||
+                    ends_with(body, n, "[endif]", 7);
+  return {end, keep};
+}
+
+// The next "</name" followed by white space, '/' or '>', or len.
+KB_COLD size_t raw_end(const u8* in, size_t len, size_t q, const char* name, size_t n) noexcept {
+  for (;; ++q) {
+    q = find_byte(in, q, len, '<');
+    if (q == len) return len;
+    if (q + 2 + n < len && in[q + 1] == '/' && ieq(in + q + 2, name, n) && is_end_delim(in[q + 2 + n])) return q;
+  }
+}
+
+inline bool script_close_at(const u8* in, size_t len, size_t q) noexcept {
+  return q + 8 < len && in[q + 1] == '/' && ieq(in + q + 2, "script", 6) && is_end_delim(in[q + 8]);
+}
+
+// Letters from `from`; *after is where they stop. True when they spell "script".
+inline bool script_word(const u8* in, size_t len, size_t from, size_t* after) noexcept {
+  size_t r = from;
+  while (r < len && is_alpha(in[r])) ++r;
+  *after = r;
+  return r - from == 6 && ieq(in + from, "script", 6);
+}
+
+// The end of script content: the tokenizer's script data states, with the
+// "<!--" escape and the "<script>" double escape inside it, in which
+// "</script>" does not end the element.
+KB_COLD size_t script_end(const u8* in, size_t len, size_t q) noexcept {
+  enum { data, esc, esc_dash, esc_dash_dash, desc, desc_dash, desc_dash_dash } s = data;
+  while (q < len) {
+    if (s == data) {
+      q = find_byte(in, q, len, '<');
+      if (q == len) return len;
+      if (script_close_at(in, len, q)) return q;
+      if (q + 3 < len && in[q + 1] == '!' && in[q + 2] == '-' && in[q + 3] == '-') {
+        s = esc_dash_dash;
+        q += 4;
       } else {
-        o = flush(o, kind::text);
-        saw_text();
-        copy_text(in, len, out, p, o);
+        ++q;
       }
+      continue;
     }
-    return flush(o, kind::eof);
-  }
-
- private:
-  const u8* in_;
-  size_t len_;
-  u8* out_;
-  // The cursors between calls; hot code works on local copies.
-  size_t p_ = 0;  // next input byte
-  size_t o_ = 0;  // next output byte; o_ <= p_ always
-  const u8* host_;
-  size_t host_len_;
-  const u8* path_;
-  size_t path_len_;
-  bool rewrite_;
-
-  bool ws_pending_ = false;   // a white-space run waits for its right-hand neighbour
-  bool ws_lf_ = false;        // … and it held a line feed
-  kind prev_ = kind::bof;     // the token before the pending run
-  bool prev_in_head_ = false;
-  bool in_head_ = false;      // after <head>, until something that closes it
-  bool head_allowed_ = true;  // nothing yet that makes a browser ignore a <head> tag
-  bool doc_start_ = true;     // no tag or text yet: a doctype here is block-like
-  size_t depth_ = 0;          // open pre/listing elements: their content is verbatim
-  size_t formatting_ = 0;     // formatting start tags not yet matched by end tags
-
-  void saw_text() noexcept {
-    prev_ = kind::text;
-    in_head_ = false;
-    head_allowed_ = false;
-    doc_start_ = false;
-  }
-
-  // Decides the pending run now that its right-hand neighbour is known;
-  // returns the output cursor after it.
-  KB_INLINE size_t flush(size_t o, kind next) noexcept {
-    if (!ws_pending_) return o;
-    ws_pending_ = false;
-    const bool lf = ws_lf_;
-    ws_lf_ = false;
-    if (prev_ != kind::text && next != kind::text && formatting_ == 0 &&
-        (prev_ == kind::block || next == kind::block || prev_in_head_)) {
-      return o;
-    }
-    out_[o] = lf ? '\n' : ' ';
-    return o + 1;
-  }
-
-  void copy_to(size_t end) noexcept { copy_bytes(in_, len_, out_, p_, o_, end); }
-
-  // A '<' that opens nothing: plain text.
-  void text_lt() noexcept {
-    o_ = flush(o_, kind::text);
-    out_[o_++] = '<';
-    ++p_;
-    saw_text();
-  }
-
-  // A token copied as it is (doctype, bogus comment, kept comment, "</>").
-  void opaque(size_t end, kind k) noexcept {
-    o_ = flush(o_, k);
-    copy_to(end);
-    prev_ = k;
-    prev_in_head_ = in_head_;
-  }
-
-  size_t after_gt(size_t from) const noexcept {
-    const size_t gt = find_byte(in_, from, len_, '>');
-    return gt == len_ ? len_ : gt + 1;
-  }
-
-  // A '<' at p: a tag (the common case, handled inline with the caller's
-  // cursors), or something rarer handled through the member cursors.
-  KB_INLINE void markup(size_t& p, size_t& o) noexcept {
-    const size_t s = p;
-    // Start or end tag without a branch on which: "<a" or "</a".
-    const size_t slash = (s + 1 < len_ && in_[s + 1] == '/') ? 1 : 0;
-    if (s + 1 + slash < len_ && is_alpha(in_[s + 1 + slash])) return tag(p, o, slash != 0);
-    p_ = p, o_ = o;
-    other_markup();
-    p = p_, o = o_;
-  }
-
-  void other_markup() noexcept {
-    const size_t s = p_;
-    if (s + 1 >= len_) return text_lt();
-    const u8 c = in_[s + 1];
-    if (c == '/') {
-      if (s + 2 >= len_) return text_lt();  // "</" at the end is text
-      const u8 c2 = in_[s + 2];
-      // "</>" is dropped by the parser; "</" + other is a bogus comment.
-      return opaque(c2 == '>' ? s + 3 : after_gt(s + 2), kind::neutral);
-    }
-    if (c == '!') {
-      if (s + 3 < len_ && in_[s + 2] == '-' && in_[s + 3] == '-') return comment();
-      const bool doctype = s + 9 <= len_ && ieq(in_ + s + 2, "doctype", 7);
-      // Before any tag or text, white space around a doctype is ignored by the parser.
-      return opaque(after_gt(s + 2), doctype && doc_start_ ? kind::block : kind::neutral);
-    }
-    if (c == '?') return opaque(after_gt(s + 2), kind::neutral);
-    text_lt();
-  }
-
-  // "<!--" at p_. Finds the end as the tokenizer does: "<!-->", "<!--->",
-  // else the first "-->" or "--!>"; unterminated runs to the end of input.
-  void comment() noexcept {
-    const size_t c0 = p_ + 4;
-    size_t c1 = len_, end = len_;
-    bool closed = false;
-    if (c0 < len_ && in_[c0] == '>') {
-      c1 = c0, end = c0 + 1, closed = true;
-    } else if (c0 + 1 < len_ && in_[c0] == '-' && in_[c0 + 1] == '>') {
-      c1 = c0, end = c0 + 2, closed = true;
-    } else {
-      for (size_t i = c0;; ++i) {
-        i = find_byte(in_, i, len_, '-');
-        if (i + 2 >= len_) break;
-        if (in_[i + 1] != '-') continue;
-        if (in_[i + 2] == '>') {
-          c1 = i, end = i + 3, closed = true;
-          break;
-        }
-        if (in_[i + 2] == '!' && i + 3 < len_ && in_[i + 3] == '>') {
-          c1 = i, end = i + 4, closed = true;
-          break;
-        }
-      }
-    }
-    const u8* body = in_ + c0;
-    const size_t n = c1 - c0;
-    const bool keep = !closed || depth_ != 0 || starts_with(body, n, "[if", 3) || starts_with(body, n, "!", 1) ||
-                      ends_with(body, n, "[endif]", 7);
-    if (!keep && (ws_pending_ || prev_ != kind::text || end == len_ || is_ws(in_[end]) || in_[end] == '<')) {
-      p_ = end;  // gone; a pending run stays pending and merges with what follows
-      return;
-    }
-    opaque(end, kind::neutral);
-  }
-
-  KB_INLINE void tag(size_t& p, size_t& o, bool end_tag) noexcept {
-    const u8* const in = in_;
-    u8* const out = out_;
-    const size_t len = len_;
-    const size_t n0 = p + (end_tag ? 2 : 1);
-    size_t n1;
-    std::uint32_t f;
-#if KB_SQUASH_SSE2
-    if (n0 + 16 <= len) {
-      // One load finds the end of the name and builds its lowercase key.
-      const __m128i v = load16(in + n0);
-      const unsigned ends = name_end16(v);
-      if (ends != 0) {
-        const unsigned n = lowest_bit(ends);
-        n1 = n0 + n;
-        if (n <= 10) {
-          const __m128i key = _mm_and_si128(lower16(v), load16(kPrefix.m[n]));
-          f = lookup_tag(static_cast<std::uint64_t>(_mm_cvtsi128_si64(key)),
-                         static_cast<std::uint16_t>(_mm_extract_epi16(key, 4)), n);
+    const u8 b = in[q];
+    if (b == '<') {
+      const bool next = q + 1 < len;
+      if (s <= esc_dash_dash) {
+        if (script_close_at(in, len, q)) return q;
+        if (next && in[q + 1] == '/') {
+          s = esc;
+          q += 2;
+        } else if (next && is_alpha(in[q + 1])) {
+          size_t r;
+          const bool script = script_word(in, len, q + 1, &r);
+          if (r == len) return len;
+          const bool delim = is_end_delim(in[r]);
+          s = delim && script ? desc : esc;
+          q = delim ? r + 1 : r;
         } else {
-          f = 0;
-        }
-      } else {
-        n1 = n0 + 16;
-        while (n1 < len && !is_name_end(in[n1])) ++n1;
-        f = 0;
-      }
-    } else
-#endif
-    {
-      n1 = n0 + 1;
-      while (n1 < len && !is_name_end(in[n1])) ++n1;
-      f = classify_tag(in + n0, n1 - n0);
-    }
-    // White space before a block start tag or after a block end tag lies
-    // outside the block's box, at a line edge. White space just inside a
-    // block (after <div>, before </div>) may sit next to ::before/::after
-    // content and render, so it is not removed for the block's sake.
-    const bool block = (f & kBlock) != 0, void_block = (f & kVoid) != 0;
-    const bool outside = block & (void_block | !end_tag);
-    const bool outside_after = block & (void_block | end_tag);
-    const bool verbatim = depth_ != 0;
-    o = flush(o, outside ? kind::block : kind::neutral);
-    copy_bytes(in, len, out, p, o, n1);
-    const bool link = !end_tag && !verbatim && rewrite_ && (f & (kAnchor | kImg));
-    const bool closed = tag_body(p, o, verbatim, link ? f : 0);
-    prev_ = outside_after ? kind::block : kind::neutral;
-    // The state updates are written without branches where they can be:
-    // every tag passes here, and which update applies is unpredictable.
-    if (f & kFormatting) formatting_ = end_tag ? formatting_ - (formatting_ != 0) : formatting_ + 1;
-    if (!verbatim) {
-      // Head state changes from inside pre/listing are ignored: their opening
-      // tag already cleared doc_start_ and in_head_, and nothing there sets them.
-      const bool head = (f & kHead) != 0, head_ok = (f & kHeadOk) != 0;
-      doc_start_ = false;
-      in_head_ = (head & !end_tag & head_allowed_) | (!head & head_ok & in_head_);
-      head_allowed_ = head_allowed_ & !end_tag & ((f & kHtml) != 0);
-      rewrite_ = rewrite_ & (end_tag | ((f & kBase) == 0));
-    }
-    prev_in_head_ = in_head_;
-    if (!(f & (kPreLike | kRaw)) || !closed) return;
-    if (end_tag) {
-      if ((f & kPreLike) && depth_ != 0) --depth_;
-      return;
-    }
-    if (f & kPreLike) ++depth_;
-    if (f & kRaw) {
-      p_ = p, o_ = o;
-      raw_text(f);
-      p = p_, o = o_;
-    }
-  }
-
-  enum class tag_state : u8 { before_name, attr_name, after_name, before_value, unquoted, after_quoted, self_closing };
-
-  // The attributes and the closing '>' of a tag, after its name, following
-  // the tokenizer's attribute states. Returns false when the input ends
-  // first (the browser drops such a tag). Attribute names and values are
-  // copied in runs; only the bytes that change state are looked at one by one.
-  KB_INLINE bool tag_body(size_t& p, size_t& o, bool verbatim, std::uint32_t link) noexcept {
-    using st = tag_state;
-    const u8* const in = in_;
-    u8* const out = out_;
-    const size_t len = len_;
-    st s = st::before_name;
-    size_t an0 = 0, an1 = 0;  // the current attribute name
-    while (p < len) {
-      const u8 b = in[p];
-      if (is_ws(b)) {
-        if (s == st::attr_name) {
-          an1 = p;
-          s = st::after_name;
-        } else if (s == st::unquoted || s == st::after_quoted || s == st::self_closing) {
-          s = st::before_name;
-        }
-        if (verbatim) {
-          out[o++] = b;
-          ++p;
-        } else if (p + 1 < len && !is_ws(in[p + 1])) {  // the usual single space
-          out[o++] = b == '\n' ? '\n' : ' ';
-          ++p;
-        } else {
-          const bool lf = skip_ws(in, len, p);
-          out[o++] = lf ? '\n' : ' ';
-        }
-        continue;
-      }
-      if (b == '>') {  // closes the tag in every state outside a quoted value
-        out[o++] = b;
-        ++p;
-        return true;
-      }
-      if (s == st::before_value) {
-        if (b == '"' || b == '\'') {
-          if (link != 0 && b == '"' && names_link(link, an0, an1)) {
-            if (!rewrite_quoted(p, o)) return false;
-          } else if (!copy_quoted(in, len, out, p, o, b)) {
-            return false;
-          }
-          s = st::after_quoted;
-        } else {
-          copy_unquoted(in, len, out, p, o);
-          s = st::unquoted;
-        }
-        continue;
-      }
-      if (b == '/' && s != st::attr_name && s != st::unquoted) {
-        out[o++] = b;
-        ++p;
-        s = st::self_closing;
-        continue;
-      }
-      if (b == '=' && (s == st::after_name || s == st::attr_name)) {
-        if (s == st::attr_name) an1 = p;
-        out[o++] = b;
-        ++p;
-        s = st::before_value;
-        continue;
-      }
-      if (s == st::attr_name) {  // stopped on '/': the name ends, self-closing follows
-        an1 = p;
-        out[o++] = b;
-        ++p;
-        s = st::self_closing;
-        continue;
-      }
-      if (s == st::unquoted) {  // unreachable: its runs stop only on white space or '>'
-        out[o++] = b;
-        ++p;
-        continue;
-      }
-      // before_name, after_name, after_quoted, self_closing: a new attribute
-      // name starts here; its first byte may be '=' or a quote.
-      an0 = p;
-      out[o++] = b;
-      ++p;
-      copy_attr_name(in, len, out, p, o);
-      s = st::attr_name;
-      // The usual name="value" straight through, without going round the loop.
-      if (p + 1 < len && in[p] == '=') {
-        an1 = p;
-        const u8 q = in[p + 1];
-        if (q == '"' || q == '\'') {
-          out[o++] = '=';
-          ++p;
-          if (link != 0 && q == '"' && names_link(link, an0, an1)) {
-            if (!rewrite_quoted(p, o)) return false;
-          } else if (!copy_quoted(in, len, out, p, o, q)) {
-            return false;
-          }
-          s = st::after_quoted;
-        }
-      }
-    }
-    return false;
-  }
-
-  bool names_link(std::uint32_t link, size_t an0, size_t an1) const noexcept {
-    const size_t n = an1 - an0;
-    if (link & kAnchor) return n == 4 && ieq(in_ + an0, "href", 4);
-    return n == 3 && ieq(in_ + an0, "src", 3);
-  }
-
-  // A double-quoted link value at p (on its opening quote), rewritten.
-  // Returns false when it is unterminated: then it is copied to the end.
-  bool rewrite_quoted(size_t& p, size_t& o) noexcept {
-    const size_t v0 = p + 1;
-    const size_t v1 = find_byte(in_, v0, len_, '"');
-    if (v1 == len_) {
-      copy_bytes(in_, len_, out_, p, o, len_);
-      return false;
-    }
-    out_[o++] = '"';
-    o = rewrite_url(in_ + v0, v1 - v0, o);
-    out_[o++] = '"';
-    p = v1 + 1;
-    return true;
-  }
-
-  size_t emit(const u8* a, size_t n, size_t o) noexcept {
-    std::memcpy(out_ + o, a, n);
-    return o + n;
-  }
-
-  // http://host/p?q#f, https://host/p?q#f or //host/p?q#f with host == Host
-  // (ASCII case-insensitive) → /p?q#f ("/" for an empty path); and when p is
-  // the request path and a query is present → ?q#f. Anything else is kept.
-  size_t rewrite_url(const u8* v, size_t n, size_t o) noexcept {
-    size_t a;
-    if (n >= 7 && ieq(v, "http://", 7)) {
-      a = 7;
-    } else if (n >= 8 && ieq(v, "https://", 8)) {
-      a = 8;
-    } else if (n >= 2 && v[0] == '/' && v[1] == '/') {
-      a = 2;
-    } else {
-      return emit(v, n, o);
-    }
-    size_t j = a;
-    while (j < n && v[j] != '/' && v[j] != '?' && v[j] != '#') ++j;
-    if (j - a != host_len_ || !ieq_both(v + a, host_, host_len_)) return emit(v, n, o);
-    size_t k = j;
-    while (k < n && v[k] != '?' && v[k] != '#') ++k;
-    if (k < n && v[k] == '?' && path_len_ != 0) {
-      const bool same = (k == j) ? (path_len_ == 1 && path_[0] == '/')
-                                 : (k - j == path_len_ && std::memcmp(v + j, path_, path_len_) == 0);
-      if (same) return emit(v + k, n - k, o);
-    }
-    if (j == k) out_[o++] = '/';
-    return emit(v + j, n - j, o);
-  }
-
-  // Raw text after its start tag: copied verbatim up to the end tag.
-  void raw_text(std::uint32_t f) noexcept {
-    size_t end;
-    if (f & kPlaintext) {
-      end = len_;
-    } else if (f & kScript) {
-      end = script_end(p_);
-    } else {
-      const char* name = raw_name(f);
-      end = raw_end(p_, name, std::strlen(name));
-    }
-    copy_to(end);
-  }
-
-  // The next "</name" followed by white space, '/' or '>', or len_.
-  size_t raw_end(size_t q, const char* name, size_t n) const noexcept {
-    for (;; ++q) {
-      q = find_byte(in_, q, len_, '<');
-      if (q == len_) return len_;
-      if (q + 2 + n < len_ && in_[q + 1] == '/' && ieq(in_ + q + 2, name, n) && is_end_delim(in_[q + 2 + n])) {
-        return q;
-      }
-    }
-  }
-
-  bool script_close_at(size_t q) const noexcept {
-    return q + 8 < len_ && in_[q + 1] == '/' && ieq(in_ + q + 2, "script", 6) && is_end_delim(in_[q + 8]);
-  }
-
-  // Letters from `from`; *after is where they stop. True when they spell "script".
-  bool script_word(size_t from, size_t* after) const noexcept {
-    size_t r = from;
-    while (r < len_ && is_alpha(in_[r])) ++r;
-    *after = r;
-    return r - from == 6 && ieq(in_ + from, "script", 6);
-  }
-
-  // The end of script content: the tokenizer's script data states, with the
-  // "<!--" escape and the "<script>" double escape inside it, in which
-  // "</script>" does not end the element.
-  size_t script_end(size_t q) const noexcept {
-    enum { data, esc, esc_dash, esc_dash_dash, desc, desc_dash, desc_dash_dash } s = data;
-    while (q < len_) {
-      if (s == data) {
-        q = find_byte(in_, q, len_, '<');
-        if (q == len_) return len_;
-        if (script_close_at(q)) return q;
-        if (q + 3 < len_ && in_[q + 1] == '!' && in_[q + 2] == '-' && in_[q + 3] == '-') {
-          s = esc_dash_dash;
-          q += 4;
-        } else {
+          s = esc;
           ++q;
         }
-        continue;
-      }
-      const u8 b = in_[q];
-      if (b == '<') {
-        const bool next = q + 1 < len_;
-        if (s <= esc_dash_dash) {
-          if (script_close_at(q)) return q;
-          if (next && in_[q + 1] == '/') {
-            s = esc;
-            q += 2;
-          } else if (next && is_alpha(in_[q + 1])) {
-            size_t r;
-            const bool script = script_word(q + 1, &r);
-            if (r == len_) return len_;
-            const bool delim = is_end_delim(in_[r]);
-            s = delim && script ? desc : esc;
-            q = delim ? r + 1 : r;
-          } else {
-            s = esc;
-            ++q;
-          }
+      } else {
+        if (next && in[q + 1] == '/') {
+          size_t r;
+          const bool script = script_word(in, len, q + 2, &r);
+          if (r == len) return len;
+          const bool delim = is_end_delim(in[r]);
+          s = delim && script ? esc : desc;
+          q = delim ? r + 1 : r;
         } else {
-          if (next && in_[q + 1] == '/') {
-            size_t r;
-            const bool script = script_word(q + 2, &r);
-            if (r == len_) return len_;
-            const bool delim = is_end_delim(in_[r]);
-            s = delim && script ? esc : desc;
-            q = delim ? r + 1 : r;
-          } else {
-            s = desc;
-            ++q;
-          }
+          s = desc;
+          ++q;
         }
-        continue;
       }
-      switch (s) {
-        case esc: s = b == '-' ? esc_dash : esc; break;
-        case esc_dash: s = b == '-' ? esc_dash_dash : esc; break;
-        case esc_dash_dash: s = b == '>' ? data : b == '-' ? esc_dash_dash : esc; break;
-        case desc: s = b == '-' ? desc_dash : desc; break;
-        case desc_dash: s = b == '-' ? desc_dash_dash : desc; break;
-        case desc_dash_dash: s = b == '>' ? data : b == '-' ? desc_dash_dash : desc; break;
-        default: break;
-      }
-      ++q;
+      continue;
     }
-    return len_;
+    switch (s) {
+      case esc: s = b == '-' ? esc_dash : esc; break;
+      case esc_dash: s = b == '-' ? esc_dash_dash : esc; break;
+      case esc_dash_dash: s = b == '>' ? data : b == '-' ? esc_dash_dash : esc; break;
+      case desc: s = b == '-' ? desc_dash : desc; break;
+      case desc_dash: s = b == '-' ? desc_dash_dash : desc; break;
+      case desc_dash_dash: s = b == '>' ? data : b == '-' ? desc_dash_dash : desc; break;
+      default: break;
+    }
+    ++q;
   }
+  return len;
+}
+
+// Where the content of a raw-text element starting at q ends.
+KB_COLD size_t raw_text_end(const u8* in, size_t len, size_t q, std::uint32_t f) noexcept {
+  if (f & kPlaintext) return len;
+  if (f & kScript) return script_end(in, len, q);
+  const char* name = raw_name(f);
+  return raw_end(in, len, q, name, std::strlen(name));
+}
+
+struct link_target {
+  const u8* host;
+  size_t host_len;
+  const u8* path;
+  size_t path_len;
 };
+
+// Writes the link value v (n bytes) at out + o, shortened when it points at
+// this site; returns the output cursor after it.
+// http://host/p?q#f, https://host/p?q#f or //host/p?q#f with host == Host
+// (ASCII case-insensitive) → /p?q#f ("/" for an empty path); and when p is
+// the request path and a query is present → ?q#f. Anything else is kept.
+KB_COLD size_t rewrite_url(const u8* v, size_t n, u8* out, size_t o, const link_target& t) noexcept {
+  const auto emit = [&](const u8* a, size_t k) {
+    std::memcpy(out + o, a, k);
+    return o + k;
+  };
+  size_t a;
+  if (n >= 7 && ieq(v, "http://", 7)) {
+    a = 7;
+  } else if (n >= 8 && ieq(v, "https://", 8)) {
+    a = 8;
+  } else if (n >= 2 && v[0] == '/' && v[1] == '/') {
+    a = 2;
+  } else {
+    return emit(v, n);
+  }
+  size_t j = a;
+  while (j < n && v[j] != '/' && v[j] != '?' && v[j] != '#') ++j;
+  if (j - a != t.host_len || !ieq_both(v + a, t.host, t.host_len)) return emit(v, n);
+  size_t k = j;
+  while (k < n && v[k] != '?' && v[k] != '#') ++k;
+  if (k < n && v[k] == '?' && t.path_len != 0) {
+    const bool same = (k == j) ? (t.path_len == 1 && t.path[0] == '/')
+                               : (k - j == t.path_len && std::memcmp(v + j, t.path, t.path_len) == 0);
+    if (same) return emit(v + k, n - k);
+  }
+  if (j == k) out[o++] = '/';
+  return emit(v + j, n - j);
+}
+
+// A double-quoted link value at p (on its opening quote), rewritten. Returns
+// false when it is unterminated: then it is copied to the end of input.
+KB_COLD bool rewrite_quoted(const u8* in, size_t len, u8* out, size_t* p, size_t* o, const link_target& t) noexcept {
+  const size_t v0 = *p + 1;
+  const size_t v1 = find_byte(in, v0, len, '"');
+  if (v1 == len) {
+    std::memcpy(out + *o, in + *p, len - *p);
+    *o += len - *p;
+    *p = len;
+    return false;
+  }
+  size_t w = *o;
+  out[w++] = '"';
+  w = rewrite_url(in + v0, v1 - v0, out, w, t);
+  out[w++] = '"';
+  *o = w;
+  *p = v1 + 1;
+  return true;
+}
+
+inline bool names_link(const u8* in, std::uint32_t link, size_t an0, size_t an1) noexcept {
+  const size_t n = an1 - an0;
+  if (link & kAnchor) return n == 4 && ieq(in + an0, "href", 4);
+  return n == 3 && ieq(in + an0, "src", 3);
+}
+
+// ---------------------------------------------------------------------------
+// The tag body (hot): attributes and the closing '>', after the name.
+// ---------------------------------------------------------------------------
+
+enum class tag_state : u8 { before_name, attr_name, after_name, before_value, unquoted, after_quoted, self_closing };
+
+// Follows the tokenizer's attribute states. Returns false when the input
+// ends first (the browser drops such a tag). Attribute names and values are
+// copied in runs; only the bytes that change state are looked at one by one.
+// `link` is the tag's class when its href/src may be rewritten, else 0.
+KB_INLINE bool tag_body(const u8* in, size_t len, u8* out, size_t& p, size_t& o, bool verbatim, std::uint32_t link,
+                        const link_target& target) noexcept {
+  using st = tag_state;
+  st s = st::before_name;
+  size_t an0 = 0, an1 = 0;  // the current attribute name
+  while (p < len) {
+    const u8 b = in[p];
+    if (is_ws(b)) {
+      if (s == st::attr_name) {
+        an1 = p;
+        s = st::after_name;
+      } else if (s == st::unquoted || s == st::after_quoted || s == st::self_closing) {
+        s = st::before_name;
+      }
+      if (verbatim) {
+        out[o++] = b;
+        ++p;
+      } else if (p + 1 < len && !is_ws(in[p + 1])) {  // the usual single space
+        out[o++] = b == '\n' ? '\n' : ' ';
+        ++p;
+      } else {
+        const bool lf = skip_ws(in, len, p);
+        out[o++] = lf ? '\n' : ' ';
+      }
+      continue;
+    }
+    if (b == '>') {  // closes the tag in every state outside a quoted value
+      out[o++] = b;
+      ++p;
+      return true;
+    }
+    if (s == st::before_value) {
+      if (b == '"' || b == '\'') {
+        if (link != 0 && b == '"' && names_link(in, link, an0, an1)) {
+          if (!rewrite_quoted(in, len, out, &p, &o, target)) return false;
+        } else if (!copy_quoted(in, len, out, p, o, b)) {
+          return false;
+        }
+        s = st::after_quoted;
+      } else {
+        copy_unquoted(in, len, out, p, o);
+        s = st::unquoted;
+      }
+      continue;
+    }
+    if (b == '/' && s != st::attr_name && s != st::unquoted) {
+      out[o++] = b;
+      ++p;
+      s = st::self_closing;
+      continue;
+    }
+    if (b == '=' && (s == st::after_name || s == st::attr_name)) {
+      if (s == st::attr_name) an1 = p;
+      out[o++] = b;
+      ++p;
+      s = st::before_value;
+      continue;
+    }
+    if (s == st::attr_name) {  // stopped on '/': the name ends, self-closing follows
+      an1 = p;
+      out[o++] = b;
+      ++p;
+      s = st::self_closing;
+      continue;
+    }
+    if (s == st::unquoted) {  // unreachable: its runs stop only on white space or '>'
+      out[o++] = b;
+      ++p;
+      continue;
+    }
+    // before_name, after_name, after_quoted, self_closing: a new attribute
+    // name starts here; its first byte may be '=' or a quote.
+    an0 = p;
+    out[o++] = b;
+    ++p;
+    copy_attr_name(in, len, out, p, o);
+    s = st::attr_name;
+    // The usual name="value" straight through, without going round the loop.
+    if (p + 1 < len && in[p] == '=') {
+      an1 = p;
+      const u8 q = in[p + 1];
+      if (q == '"' || q == '\'') {
+        out[o++] = '=';
+        ++p;
+        if (link != 0 && q == '"' && names_link(in, link, an0, an1)) {
+          if (!rewrite_quoted(in, len, out, &p, &o, target)) return false;
+        } else if (!copy_quoted(in, len, out, p, o, q)) {
+          return false;
+        }
+        s = st::after_quoted;
+      }
+    }
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------
+// The state between tokens, in one word, kept in a register by squash_html.
+// ---------------------------------------------------------------------------
+
+constexpr std::uint32_t m_ws_pending = 1u << 0;    // a white-space run waits for its right-hand neighbour
+constexpr std::uint32_t m_ws_lf = 1u << 1;         // … and it held a line feed
+constexpr std::uint32_t m_prev_text = 1u << 2;     // the token before the run was text
+constexpr std::uint32_t m_prev_block = 1u << 3;    // … or a tag whose far side is outside a block box
+constexpr std::uint32_t m_prev_in_head = 1u << 4;  // … after which we were inside <head>
+constexpr std::uint32_t m_in_head = 1u << 5;       // after <head>, until something that closes it
+constexpr std::uint32_t m_head_allowed = 1u << 6;  // nothing yet makes a browser ignore a <head> tag
+constexpr std::uint32_t m_doc_start = 1u << 7;     // no tag or text yet: a doctype here is block-like
+constexpr std::uint32_t m_rewrite = 1u << 8;       // rewrite links: option on, a host, no <base> seen
+constexpr std::uint32_t m_verbatim = 1u << 9;      // inside pre/listing (depth > 0)
+constexpr std::uint32_t m_prev = m_prev_text | m_prev_block | m_prev_in_head;
+
+struct state {
+  std::uint32_t mode;
+  size_t depth;       // open pre/listing elements: their content is verbatim
+  size_t formatting;  // formatting start tags not yet matched by end tags
+};
+
+KB_INLINE void saw_text(state& st) noexcept {
+  st.mode = (st.mode & ~(m_prev | m_in_head | m_head_allowed | m_doc_start)) | m_prev_text;
+}
+
+// The token just passed was `k`; a following run sees it as its left side.
+KB_INLINE void set_prev(state& st, kind k) noexcept {
+  const std::uint32_t m = st.mode & ~m_prev;
+  st.mode = m | (k == kind::text ? m_prev_text : 0u) | (k == kind::block ? m_prev_block : 0u) |
+            ((m & m_in_head) ? m_prev_in_head : 0u);
+}
+
+// Decides the pending run now that its right-hand neighbour is known;
+// returns the output cursor after it. Without branches on the decision,
+// which follows the page's shape and predicts badly.
+KB_INLINE size_t flush(state& st, u8* out, size_t o, kind next) noexcept {
+  const std::uint32_t m = st.mode;
+  if (!(m & m_ws_pending)) return o;
+  st.mode = m & ~(m_ws_pending | m_ws_lf);
+  const bool tags = ((m & m_prev_text) == 0) & (next != kind::text);
+  const bool edge = ((m & (m_prev_block | m_prev_in_head)) != 0) | (next == kind::block);
+  const bool drop = tags & edge & (st.formatting == 0);
+  out[o] = (m & m_ws_lf) ? '\n' : ' ';  // in bounds: a pending run has consumed input, so o < p
+  return o + !drop;
+}
+
+// A token copied as it is (doctype, bogus comment, kept comment, "</>").
+KB_INLINE void opaque(state& st, const u8* in, size_t len, u8* out, size_t& p, size_t& o, size_t end,
+                      kind k) noexcept {
+  o = flush(st, out, o, k);
+  copy_bytes(in, len, out, p, o, end);
+  set_prev(st, k);
+}
+
+// A '<' that opens nothing: plain text.
+KB_INLINE void text_lt(state& st, u8* out, size_t& p, size_t& o) noexcept {
+  o = flush(st, out, o, kind::text);
+  out[o++] = '<';
+  ++p;
+  saw_text(st);
+}
+
+// A tag whose name starts at p + 1 (start tag) or p + 2 (end tag).
+KB_INLINE void tag(state& st, const u8* in, size_t len, u8* out, size_t& p, size_t& o, bool end_tag,
+                   const link_target& target) noexcept {
+  const size_t n0 = p + (end_tag ? 2 : 1);
+  size_t n1;
+  std::uint32_t f;
+#if KB_SQUASH_SSE2
+  if (n0 + 16 <= len) {
+    // One load finds the end of the name and builds its lowercase key.
+    const __m128i v = load16(in + n0);
+    unsigned ends = name_end_or_control16(v);
+    if (ends != 0 && !is_name_end(in[n0 + lowest_bit(ends)])) ends = name_end16(v);  // a control byte: exact mask
+    if (ends != 0) {
+      const unsigned n = lowest_bit(ends);
+      n1 = n0 + n;
+      if (n <= 10) {
+        const __m128i key = _mm_and_si128(lower16(v), load16(kPrefix.m[n]));
+        f = lookup_tag(static_cast<std::uint64_t>(_mm_cvtsi128_si64(key)),
+                       static_cast<std::uint16_t>(_mm_extract_epi16(key, 4)), n);
+      } else {
+        f = 0;
+      }
+    } else {
+      n1 = n0 + 16;
+      while (n1 < len && !is_name_end(in[n1])) ++n1;
+      f = 0;
+    }
+  } else
+#endif
+  {
+    n1 = n0 + 1;
+    while (n1 < len && !is_name_end(in[n1])) ++n1;
+    f = classify_tag(in + n0, n1 - n0);
+  }
+  // White space before a block start tag or after a block end tag lies
+  // outside the block's box, at a line edge. White space just inside a
+  // block (after <div>, before </div>) may sit next to ::before/::after
+  // content and render, so it is not removed for the block's sake.
+  const bool block = (f & kBlock) != 0, void_block = (f & kVoid) != 0;
+  const bool outside = block & (void_block | !end_tag);
+  const bool outside_after = block & (void_block | end_tag);
+  const bool verbatim = (st.mode & m_verbatim) != 0;
+  o = flush(st, out, o, outside ? kind::block : kind::neutral);
+  bool closed;
+  if (n1 < len && in[n1] == '>') {  // no attributes: the tag in one copy
+    copy_bytes(in, len, out, p, o, n1 + 1);
+    closed = true;
+  } else {
+    copy_bytes(in, len, out, p, o, n1);
+    const bool link = !end_tag && !verbatim && (st.mode & m_rewrite) && (f & (kAnchor | kImg));
+    closed = tag_body(in, len, out, p, o, verbatim, link ? f : 0, target);
+  }
+  if (f & kFormatting) st.formatting = end_tag ? st.formatting - (st.formatting != 0) : st.formatting + 1;
+  std::uint32_t m = (st.mode & ~m_prev) | (outside_after ? m_prev_block : 0u);
+  if (!verbatim) {
+    // Head state changes from inside pre/listing are ignored: their opening
+    // tag already cleared m_doc_start and m_in_head, and nothing there sets them.
+    if (f & (kHead | kHeadOk | kHtml | kBase)) {
+      const bool in_head = (f & kHead) ? !end_tag && (m & m_head_allowed) : (f & kHeadOk) && (m & m_in_head);
+      m = (m & ~m_in_head) | (in_head ? m_in_head : 0u);
+      if (end_tag || !(f & kHtml)) m &= ~m_head_allowed;
+      if (!end_tag && (f & kBase)) m &= ~m_rewrite;
+    } else {
+      m &= ~(m_in_head | m_head_allowed);
+    }
+    m &= ~m_doc_start;
+  }
+  if (m & m_in_head) m |= m_prev_in_head;
+  st.mode = m;
+  if (!(f & (kPreLike | kRaw)) || !closed) return;
+  if (end_tag) {
+    if ((f & kPreLike) && st.depth != 0 && --st.depth == 0) st.mode &= ~m_verbatim;
+    return;
+  }
+  if (f & kPreLike) {
+    ++st.depth;
+    st.mode |= m_verbatim;
+  }
+  if (f & kRaw) copy_bytes(in, len, out, p, o, raw_text_end(in, len, p, f));
+}
+
+// A '<' at p that is not the start of a tag: comment, doctype, bogus
+// comment, "</>", or text.
+KB_INLINE void other_markup(state& st, const u8* in, size_t len, u8* out, size_t& p, size_t& o) noexcept {
+  const size_t s = p;
+  if (s + 1 >= len) return text_lt(st, out, p, o);
+  const u8 c = in[s + 1];
+  if (c == '/') {
+    if (s + 2 >= len) return text_lt(st, out, p, o);  // "</" at the end is text
+    // "</>" is dropped by the parser; "</" + other is a bogus comment.
+    return opaque(st, in, len, out, p, o, in[s + 2] == '>' ? s + 3 : after_gt(in, len, s + 2), kind::neutral);
+  }
+  if (c == '!') {
+    if (s + 3 < len && in[s + 2] == '-' && in[s + 3] == '-') {
+      const comment_span span = scan_comment(in, len, s);
+      const size_t end = span.end;
+      const bool verbatim = (st.mode & m_verbatim) != 0;
+      // A removed comment is transparent: a pending run stays pending and
+      // merges with what follows. Kept when plain text touches it on both
+      // sides, since removing it could glue the two into new markup.
+      if (!span.keep && !verbatim &&
+          ((st.mode & m_ws_pending) || !(st.mode & m_prev_text) || end == len || is_ws(in[end]) || in[end] == '<')) {
+        p = end;
+        return;
+      }
+      return opaque(st, in, len, out, p, o, end, kind::neutral);
+    }
+    const bool doctype = s + 9 <= len && ieq(in + s + 2, "doctype", 7);
+    // Before any tag or text, white space around a doctype is ignored by the parser.
+    return opaque(st, in, len, out, p, o, after_gt(in, len, s + 2),
+                  doctype && (st.mode & m_doc_start) ? kind::block : kind::neutral);
+  }
+  if (c == '?') return opaque(st, in, len, out, p, o, after_gt(in, len, s + 2), kind::neutral);
+  text_lt(st, out, p, o);
+}
+
+KB_INLINE void markup(state& st, const u8* in, size_t len, u8* out, size_t& p, size_t& o,
+                      const link_target& target) noexcept {
+  // Start or end tag without a branch on which: "<a" or "</a".
+  const size_t slash = (p + 1 < len && in[p + 1] == '/') ? 1 : 0;
+  if (p + 1 + slash < len && is_alpha(in[p + 1 + slash])) return tag(st, in, len, out, p, o, slash != 0, target);
+  other_markup(st, in, len, out, p, o);
+}
+
+size_t squash(const u8* in, size_t len, u8* out, const squash_options& opt) noexcept {
+  const link_target target{opt.host, opt.host ? opt.host_len : 0, opt.path, opt.path ? opt.path_len : 0};
+  state st{m_head_allowed | m_doc_start | (opt.rewrite_links && opt.host && opt.host_len > 0 ? m_rewrite : 0u), 0, 0};
+  size_t p = 0, o = 0;
+  // A UTF-8 byte order mark is not text: the decoder drops it before parsing.
+  if (len >= 3 && in[0] == 0xEF && in[1] == 0xBB && in[2] == 0xBF) copy_bytes(in, len, out, p, o, 3);
+  while (p < len) {
+    const u8 b = in[p];
+    if (st.mode & m_verbatim) {
+      if (b == '<') {
+        markup(st, in, len, out, p, o, target);
+      } else {
+        copy_bytes(in, len, out, p, o, find_byte(in, p, len, '<'));
+        st.mode = (st.mode & ~m_prev) | m_prev_text;
+      }
+    } else if (is_ws(b)) {
+      st.mode |= skip_ws(in, len, p) ? m_ws_pending | m_ws_lf : m_ws_pending;
+    } else if (b == '<') {
+      markup(st, in, len, out, p, o, target);
+    } else {
+      o = flush(st, out, o, kind::text);
+      saw_text(st);
+      copy_text(in, len, out, p, o);
+    }
+  }
+  return flush(st, out, o, kind::eof);
+}
 
 }  // namespace
 
@@ -803,7 +834,7 @@ std::size_t squash_html(const std::uint8_t* in, std::size_t len, std::uint8_t* o
     std::memcpy(out, in, len);
     return len;
   }
-  return squasher(in, len, out, opt).run();
+  return squash(in, len, out, opt);
 }
 
 }  // namespace kb
