@@ -160,42 +160,54 @@ KB_INLINE bool skip_ws(const u8* in, size_t len, size_t& p) noexcept {
   return lf;
 }
 
-// Copies text from p up to the next byte that needs a decision: '<', white
-// space other than a lone space or line feed, or a space/LF followed by
-// white space or '<' or the end. Starts on a text byte, so it always advances.
-KB_INLINE void copy_text(const u8* in, size_t len, u8* out, size_t& p, size_t& o) noexcept {
+// Copies text from p: bytes as they are, and each white-space run between
+// two text bytes as one byte (a line feed if it held one, else a space),
+// which is always its fate, so it is settled here without a round trip.
+// Stops before '<' or at the end of input; a run just before them is
+// skipped and reported (it needs its right-hand neighbour to be decided):
+// returns 0, or 1 for a pending run, 3 for a pending run that held a line
+// feed (the m_ws_pending and m_ws_lf bits). Starts on a text byte.
+KB_INLINE std::uint32_t copy_text(const u8* in, size_t len, u8* out, size_t& p, size_t& o) noexcept {
+  for (;;) {
+    bool stopped = false;
 #if KB_SQUASH_SSE2
-  while (p + 16 <= len) {
-    const __m128i v = load16(in + p);
-    const unsigned soft = bits(_mm_or_si128(eq(v, ' '), eq(v, '\n')));
-    const unsigned hard = bits(_mm_or_si128(eq(v, '\t'), _mm_or_si128(eq(v, '\f'), eq(v, '\r'))));
-    const unsigned lts = bits(eq(v, '<'));
-    // A soft byte in the last lane stops too: its neighbour is in the next
-    // block, and the caller then treats it as a one-byte run, which writes
-    // the same byte.
-    const unsigned stop = lts | hard | (soft & (((soft | hard | lts) >> 1) | 0x8000u));
-    store16(out + o, v);
-    if (stop == 0) {
-      p += 16;
-      o += 16;
-      continue;
+    // A lone space or line feed followed by a text byte needs no decision
+    // and is copied with the block. A soft byte in the last lane stops the
+    // block: its neighbour is in the next one.
+    while (p + 16 <= len) {
+      const __m128i v = load16(in + p);
+      const unsigned soft = bits(_mm_or_si128(eq(v, ' '), eq(v, '\n')));
+      const unsigned hard = bits(_mm_or_si128(eq(v, '\t'), _mm_or_si128(eq(v, '\f'), eq(v, '\r'))));
+      const unsigned lts = bits(eq(v, '<'));
+      const unsigned stop = lts | hard | (soft & (((soft | hard | lts) >> 1) | 0x8000u));
+      store16(out + o, v);
+      if (stop == 0) {
+        p += 16;
+        o += 16;
+        continue;
+      }
+      const unsigned n = lowest_bit(stop);
+      p += n;
+      o += n;
+      stopped = true;
+      break;
     }
-    const unsigned n = lowest_bit(stop);
-    p += n;
-    o += n;
-    return;
-  }
 #endif
-  while (p < len) {
-    const u8 b = in[p];
-    if (b == '<') return;
-    if (is_ws(b)) {
-      if ((b != ' ' && b != '\n') || p + 1 >= len) return;
-      const u8 next = in[p + 1];
-      if (is_ws(next) || next == '<') return;
+    while (!stopped && p < len) {  // the tail, shorter than a block
+      const u8 b = in[p];
+      if (b == '<') break;
+      if (is_ws(b)) {
+        if ((b != ' ' && b != '\n') || p + 1 >= len) break;
+        const u8 next = in[p + 1];
+        if (is_ws(next) || next == '<') break;
+      }
+      out[o++] = b;
+      ++p;
     }
-    out[o++] = b;
-    ++p;
+    if (p >= len || in[p] == '<') return 0;
+    const bool lf = skip_ws(in, len, p);  // in[p] is white space here
+    if (p >= len || in[p] == '<') return lf ? 3u : 1u;
+    out[o++] = lf ? '\n' : ' ';
   }
 }
 
@@ -819,7 +831,7 @@ size_t squash(const u8* in, size_t len, u8* out, const squash_options& opt) noex
     } else {
       o = flush(st, out, o, kind::text);
       saw_text(st);
-      copy_text(in, len, out, p, o);
+      st.mode |= copy_text(in, len, out, p, o);  // a run it stopped after is now pending
     }
   }
   return flush(st, out, o, kind::eof);
