@@ -1,44 +1,19 @@
 /**
- * The demo site (`npm start`). For now one page that shows the native cores
- * at work: the HTML is squashed and carries the MD5 of its bytes as ETag.
- * The full demo (cluster, cache, every capability) comes with the middleware.
+ * The demo site (`npm start`): a Koa site under node:cluster, two workers
+ * sharing a SQLite cache and a lock directory, with a page per capability of
+ * koa-buffer and an index that explains them.
+ *
+ *   npm start                                  # http://127.0.0.1:3000
+ *   PORT=8080 KOA_BUFFER_DEMO_DIR=./data npm start
+ *
+ * The primary forks the workers and prints what it serves (primary.ts); each
+ * worker runs the Koa app (app.ts, worker.ts). Settings: settings.ts.
  */
-import Koa from 'koa';
-import { md5, squashHtml } from '../../src/index.ts';
-import { coreKind } from '../../src/native/core.ts';
+import cluster from 'node:cluster';
+import { runPrimary } from './primary.ts';
+import { readSettings } from './settings.ts';
+import { runWorker } from './worker.ts';
 
-const page = `<!doctype html>
-<html>
-  <head>
-    <title>koa-buffer demo</title>
-  </head>
-  <body>
-    <h1>koa-buffer</h1>
-    <p>
-      This page was squashed by the ${coreKind} core before it was sent.
-      View its source: the indentation is gone, the text is not.
-    </p>
-    <pre>
-  pre-formatted text
-      keeps its spaces
-    </pre>
-  </body>
-</html>
-`;
-
-const app = new Koa();
-app.use((ctx) => {
-  const body = squashHtml(page, { level: 1 });
-  ctx.type = 'html';
-  ctx.set('ETag', `"${md5(body)}"`);
-  ctx.body = body;
-});
-
-const port = Number(process.env.PORT ?? 3000);
-const host = process.env.HOST ?? '127.0.0.1';
-const server = app.listen(port, host, () => {
-  console.log(`koa-buffer demo on http://${host}:${port}/  (Ctrl-C stops it)`);
-  console.log(`  curl -si http://${host}:${port}/`);
-});
-process.on('SIGINT', () => server.close(() => process.exit(0)));
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+const settings = readSettings();
+if (cluster.isPrimary) runPrimary(settings);
+else runWorker(settings);
