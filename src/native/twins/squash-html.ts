@@ -443,9 +443,16 @@ class Squasher {
     const outsideAfter = block && ((f & VOID) !== 0 || endTag);
     const verbatim = this.depth !== 0;
     this.flush(outside ? K_BLOCK : K_NEUTRAL);
-    this.copyTo(n1);
-    const link = !endTag && !verbatim && this.rewrite && (f & (ANCHOR | IMG)) !== 0;
-    const closed = this.tagBody(verbatim, link ? f : 0);
+    let closed: boolean;
+    if (n1 < len && src[n1] === GT) {
+      // No attributes: the tag in one copy.
+      this.copyTo(n1 + 1);
+      closed = true;
+    } else {
+      this.copyTo(n1);
+      const link = !endTag && !verbatim && this.rewrite && (f & (ANCHOR | IMG)) !== 0;
+      closed = this.tagBody(verbatim, link ? f : 0);
+    }
     this.prev = outsideAfter ? K_BLOCK : K_NEUTRAL;
     if ((f & FORMATTING) !== 0) {
       if (!endTag) {
