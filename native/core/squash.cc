@@ -52,8 +52,14 @@
 
 #if defined(__GNUC__)
 #define KB_INLINE inline __attribute__((always_inline))
+#define KB_COLD __attribute__((noinline, cold))
+#elif defined(_MSC_VER)
+#include <intrin.h>
+#define KB_INLINE __forceinline
+#define KB_COLD __declspec(noinline)
 #else
 #define KB_INLINE inline
+#define KB_COLD
 #endif
 
 namespace kb {
@@ -66,7 +72,16 @@ using namespace html;
 // What a white-space run touches on each side.
 enum class kind : u8 { bof, text, neutral, block, eof };
 
-KB_INLINE unsigned lowest_bit(unsigned x) noexcept { return static_cast<unsigned>(__builtin_ctz(x)); }
+// The index of the lowest set bit of x (x != 0).
+KB_INLINE unsigned lowest_bit(unsigned x) noexcept {
+#if defined(_MSC_VER) && !defined(__clang__)
+  unsigned long i;
+  _BitScanForward(&i, x);
+  return static_cast<unsigned>(i);
+#else
+  return static_cast<unsigned>(__builtin_ctz(x));
+#endif
+}
 
 inline size_t find_byte(const u8* in, size_t from, size_t len, u8 c) noexcept {
   if (from >= len) return len;
@@ -290,12 +305,6 @@ KB_INLINE bool copy_quoted(const u8* in, size_t len, u8* out, size_t& p, size_t&
 // Cold helpers: pure functions of the input, out of line.
 // ---------------------------------------------------------------------------
 
-#if defined(__GNUC__)
-#define KB_COLD __attribute__((noinline, cold))
-#else
-#define KB_COLD
-#endif
-
 // Case-insensitive on both sides (the Host option may be written in any case).
 inline bool ieq_both(const u8* a, const u8* b, size_t n) noexcept {
   for (size_t i = 0; i < n; ++i) {
@@ -490,24 +499,25 @@ KB_COLD size_t rewrite_url(const u8* v, size_t n, u8* out, size_t o, const link_
   return emit(v + j, n - j);
 }
 
-// A double-quoted link value at p (on its opening quote), rewritten. Returns
-// false when it is unterminated: then it is copied to the end of input.
-KB_COLD bool rewrite_quoted(const u8* in, size_t len, u8* out, size_t* p, size_t* o, const link_target& t) noexcept {
-  const size_t v0 = *p + 1;
+struct cursors {
+  size_t p, o;
+  bool closed;  // the value's closing quote was found
+};
+
+// A double-quoted link value at p (on its opening quote), rewritten; an
+// unterminated one is copied to the end of input. Takes and returns the
+// cursors by value, so the caller's stay in registers.
+KB_COLD cursors rewrite_quoted(const u8* in, size_t len, u8* out, size_t p, size_t o, const link_target& t) noexcept {
+  const size_t v0 = p + 1;
   const size_t v1 = find_byte(in, v0, len, '"');
   if (v1 == len) {
-    std::memcpy(out + *o, in + *p, len - *p);
-    *o += len - *p;
-    *p = len;
-    return false;
+    std::memcpy(out + o, in + p, len - p);
+    return {len, o + (len - p), false};
   }
-  size_t w = *o;
-  out[w++] = '"';
-  w = rewrite_url(in + v0, v1 - v0, out, w, t);
-  out[w++] = '"';
-  *o = w;
-  *p = v1 + 1;
-  return true;
+  out[o++] = '"';
+  o = rewrite_url(in + v0, v1 - v0, out, o, t);
+  out[o++] = '"';
+  return {v1 + 1, o, true};
 }
 
 inline bool names_link(const u8* in, std::uint32_t link, size_t an0, size_t an1) noexcept {
@@ -560,7 +570,9 @@ KB_INLINE bool tag_body(const u8* in, size_t len, u8* out, size_t& p, size_t& o,
     if (s == st::before_value) {
       if (b == '"' || b == '\'') {
         if (link != 0 && b == '"' && names_link(in, link, an0, an1)) {
-          if (!rewrite_quoted(in, len, out, &p, &o, target)) return false;
+          const cursors c = rewrite_quoted(in, len, out, p, o, target);
+          p = c.p, o = c.o;
+          if (!c.closed) return false;
         } else if (!copy_quoted(in, len, out, p, o, b)) {
           return false;
         }
@@ -611,7 +623,9 @@ KB_INLINE bool tag_body(const u8* in, size_t len, u8* out, size_t& p, size_t& o,
         out[o++] = '=';
         ++p;
         if (link != 0 && q == '"' && names_link(in, link, an0, an1)) {
-          if (!rewrite_quoted(in, len, out, &p, &o, target)) return false;
+          const cursors c = rewrite_quoted(in, len, out, p, o, target);
+          p = c.p, o = c.o;
+          if (!c.closed) return false;
         } else if (!copy_quoted(in, len, out, p, o, q)) {
           return false;
         }

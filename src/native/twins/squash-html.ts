@@ -5,8 +5,10 @@
  * checks that on a corpus and on generated input).
  *
  * The rules are described once, at the top of squash.cc; this file follows
- * that file method for method so a change in one is easy to mirror in the
- * other. The tag-name table mirrors native/core/html_tables.h.
+ * the same steps under the same names (markup, tag, tagBody, flush, comment,
+ * scriptEnd, rewriteUrl, …) so a change in one is easy to mirror in the
+ * other; only the speed tricks differ. The tag-name table mirrors
+ * native/core/html_tables.h.
  */
 import { isDataView } from 'node:util/types';
 import type { SquashOptions } from '../types.ts';
