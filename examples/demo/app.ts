@@ -2,6 +2,7 @@
  * The demo's Koa application, as each worker runs it: one `buffer()` for the
  * whole site, then the pages. This is the part to copy into an application.
  */
+import { fileURLToPath } from 'node:url';
 import Koa, { type Middleware } from 'koa';
 import { buffer } from '../../src/index.ts'; // in an application: from 'koa-buffer'
 import { articlePage } from './pages/article.ts';
@@ -12,6 +13,8 @@ import { styleSheet } from './pages/layout.ts';
 import { productsApi } from './pages/products.ts';
 import { reportPage } from './pages/report.ts';
 import type { Settings } from './settings.ts';
+
+const pagesDir = fileURLToPath(new URL('./pages/', import.meta.url));
 
 /** What the worker tells the app about its life. */
 export interface Lifecycle {
@@ -67,7 +70,9 @@ export function createApp(settings: Settings, lifecycle: Lifecycle): Koa {
   // Mounted before the routes whose responses it reworks. The SQLite file and
   // the lock directory are shared by the workers of this host: a page one
   // worker builds is a hit for the other, and concurrent misses build once.
-  app.use(buffer({ optimiseContent: 1, cache: settings.cacheUrl, cacheLockDir: settings.lockDir }));
+  // The pages are the demo's templates: their mtimes date Last-Modified and
+  // outdate cache entries, beside the script's own.
+  app.use(buffer({ optimiseContent: 1, cache: settings.cacheUrl, cacheLockDir: settings.lockDir, templatePaths: [pagesDir] }));
   app.use(routes({
     '/': indexPage,
     '/article': articlePage,

@@ -18,6 +18,7 @@ export interface Capability {
   curl: (base: string) => string;
 }
 
+/** Every capability the demo shows, in the order the terminal and the index list them. */
 export const capabilities: readonly Capability[] = [
   {
     name: 'HTML squashing',

@@ -19,7 +19,7 @@ const headerNotes: Array<[string, string]> = [
   ['Content-Encoding', 'br, zstd or gzip when the body was compressed for you; absent when it was sent as it is.'],
   ['Vary', 'Accept-Encoding on every compressible response, so caches keep the codings apart; /hello adds Accept-Language and Cookie.'],
   ['ETag', 'The MD5 of the squashed, uncompressed page, with -br, -zstd or -gzip after it for a compressed one. Send it back in If-None-Match for a 304.'],
-  ['Last-Modified', "The newest modification time of the demo's script. Pages with an ETag are validated by the ETag alone, unless trustLastModified is on."],
+  ['Last-Modified', "The newest modification time of the demo's script and page files. Pages with an ETag are validated by the ETag alone, unless trustLastModified is on."],
   ['X-Cache', 'MISS when the request built the page, HIT when it was answered from the cache or from a build another request made.'],
   ['Cache-Status', 'The same in RFC 9211 form: hit with the seconds left, fwd=miss; stored, or fwd=miss; collapsed for a request that waited for another one.'],
   ['X-Worker', 'Which of the two worker processes answered (set by the demo, not by koa-buffer).'],
