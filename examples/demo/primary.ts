@@ -53,22 +53,21 @@ export function runPrimary(settings: Settings): void {
 
   cluster.on('exit', (worker, code, signal) => {
     const served = listening.delete(worker);
-    if (code !== 0 || signal !== null) failed = true;
+    const how = signal ?? `code ${code}`;
     if (stopping) {
+      // A worker that did not stop by itself (killed after stopMs, or crashed) makes the exit status 1.
+      if (code !== 0 || signal !== null) failed = true;
       if (Object.keys(cluster.workers ?? {}).length === 0) {
         console.log('koa-buffer demo: stopped');
         process.exit(failed ? 1 : 0);
       }
-      return;
-    }
-    const how = signal ?? `code ${code}`;
-    if (served) {
+    } else if (served) {
       console.error(`koa-buffer demo: worker ${worker.process.pid} ended (${how}); starting another`);
-      failed = false;
       fork();
     } else {
       // It never listened (a port in use, a broken install): another would fail the same way.
       console.error(`koa-buffer demo: worker ${worker.process.pid} could not start (${how}); stopping`);
+      failed = true;
       stop('SIGTERM');
     }
   });
@@ -83,7 +82,7 @@ export function runPrimary(settings: Settings): void {
     }
     stopping = true;
     if (workers.length === 0) process.exit(failed ? 1 : 0);
-    console.log(`koa-buffer demo: stopping ${workers.length} workers (they finish the requests under way)`);
+    console.log(`koa-buffer demo: stopping ${workers.length === 1 ? 'the worker' : `${workers.length} workers`} (they finish the requests under way)`);
     for (const worker of workers) worker.process.kill('SIGTERM');
     setTimeout(() => {
       console.error(`koa-buffer demo: workers still running after ${stopMs} ms; killing them`);
