@@ -2,6 +2,7 @@
 // lengths around the 16-byte scanner, malformed input, and seeded random
 // inputs checked for the invariants (never longer, idempotent, text-only
 // inputs equal to a one-line reference collapse). Runs under ASan/UBSan too.
+#include "core/html_tables.h"
 #include "core/squash.h"
 
 #include <cstdint>
@@ -126,6 +127,49 @@ TEST(rule_cases) {
     const std::string got = squash(c.in);
     if (got != c.expected) std::fprintf(stderr, "  rule: %s\n", c.rule);
     ASSERT_BYTES_EQ(got, c.expected);
+  }
+}
+
+TEST(tag_table_classifies_every_listed_name_in_any_case_and_nothing_else) {
+  for (const kb::html::tag_entry& e : kb::html::kTags) {
+    std::string name = e.name;
+    const auto cls = [](const std::string& s) {
+      return kb::html::classify_tag(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
+    };
+    ASSERT_EQ(cls(name), e.flags);
+    std::string upper = name, mixed = name;
+    for (std::size_t i = 0; i < name.size(); ++i) {
+      if (name[i] >= 'a' && name[i] <= 'z') {
+        upper[i] = static_cast<char>(name[i] - 32);
+        if (i % 2 == 0) mixed[i] = static_cast<char>(name[i] - 32);
+      }
+    }
+    ASSERT_EQ(cls(upper), e.flags);
+    ASSERT_EQ(cls(mixed), e.flags);
+    // Near misses: one byte more, one byte less, a control byte aliasing a digit or letter.
+    ASSERT_EQ(cls(name + "x"), 0u);
+    if (name.size() > 1) ASSERT_EQ(cls(name.substr(0, name.size() - 1)) == e.flags, false);
+    std::string bent = name;
+    bent.back() = static_cast<char>(bent.back() ^ 0x20 ^ 0x40);
+    ASSERT_EQ(cls(bent) == e.flags, false);
+  }
+  for (const char* other : {"span", "h7", "div2", "search", "dialog", "select", "svg", "my-element", "scripts", "blockquotes"}) {
+    ASSERT_EQ(kb::html::classify_tag(reinterpret_cast<const std::uint8_t*>(other), std::strlen(other)), 0u);
+  }
+  const std::uint8_t h_control[] = {'h', 0x11};  // 0x11 | 0x20 == '1': must not pass for h1
+  ASSERT_EQ(kb::html::classify_tag(h_control, 2), 0u);
+}
+
+TEST(vector_and_scalar_tag_paths_agree) {
+  // A tag near the end of input takes the scalar path, elsewhere the 16-byte
+  // one; both must classify alike. Upper case and a control byte in the name.
+  for (const char* tag : {"<DIV>", "<Li>", "<bLoCkQuOtE>", "<FIGCAPTION>", "<h\x11>", "<script>", "<SPAN>"}) {
+    const std::string t = tag;
+    const std::string near_end = "<b>x</b> " + t + " <i>";
+    const std::string far = near_end + std::string(40, 'y');
+    const std::string a = squash(near_end);
+    const std::string b = squash(far);
+    ASSERT_BYTES_EQ(b.substr(0, a.size()), a);
   }
 }
 
