@@ -226,8 +226,9 @@ redisTest('three processes: a holder killed mid-lock is taken over only after it
   // B waits for the lock; its sleeps are capped at 50 ms so it notices the ttl soon after it runs out.
   const bLock = await b.request({ op: 'lock', key, options: { timeout: 5, exptime: 10, maxStep: 0.05 } });
   t.is(bLock.error, undefined, 'B gets the lock once the ttl ran out');
-  const heldAfter = ms(bLock.at) - ms(taken.at);
-  t.true(heldAfter >= 1990, `B got it ${heldAfter} ms after A took it, not before the 2 s ttl`);
+  // Measured from just before A's SET: the ttl cannot have run out earlier than 2 s after that.
+  const heldAfter = ms(bLock.at) - ms(taken.before);
+  t.true(heldAfter >= 1990, `B got it ${heldAfter} ms after A asked for it, not before the 2 s ttl`);
   t.true(heldAfter < 3000, `and soon after (${heldAfter} ms)`);
 
   // C waits while B holds (B's exptime 10 s is far away): only B's unlock lets it in.
