@@ -106,7 +106,7 @@ KB_INLINE unsigned name_end16(__m128i v) noexcept {
 // space and the other control bytes), '/' and '>'. Callers check the byte
 // found when it is below 0x20 and not white space.
 KB_INLINE unsigned name_end_or_control16(__m128i v) noexcept {
-  const __m128i low = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x20)), v);
+  const __m128i low = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x20)), v);  // bytes <= 0x20
   return bits(_mm_or_si128(low, _mm_or_si128(eq(v, '/'), eq(v, '>'))));
 }
 // A-Z to a-z, every other byte as it is (signed compares: bytes >= 0x80 are
@@ -227,7 +227,9 @@ KB_INLINE std::uint32_t copy_text(const u8* in, size_t len, u8* out, size_t& p, 
 }
 
 // Copies from p up to the first byte in a stop set, given twice: as a
-// 16-byte mask for the vector loop and as a predicate for the tail.
+// 16-byte mask for the vector loop and as a predicate for the tail. The
+// mask may also flag bytes that are not stops (a cheaper superset); such a
+// byte is checked with the predicate and copied.
 template <typename StopMask, typename Stop>
 KB_INLINE void copy_run(const u8* in, size_t len, u8* out, size_t& p, size_t& o, StopMask stop_mask,
                         Stop stop) noexcept {
@@ -240,7 +242,9 @@ KB_INLINE void copy_run(const u8* in, size_t len, u8* out, size_t& p, size_t& o,
       const unsigned k = lowest_bit(m);
       p += k;
       o += k;
-      return;
+      if (stop(in[p])) return;
+      out[o++] = in[p++];  // a control byte the superset flagged: part of the run
+      continue;
     }
     p += 16;
     o += 16;
@@ -251,10 +255,19 @@ KB_INLINE void copy_run(const u8* in, size_t len, u8* out, size_t& p, size_t& o,
   while (p < len && !stop(in[p])) out[o++] = in[p++];
 }
 
+#if KB_SQUASH_SSE2
+// Bytes <= 0x20: white space and the other control bytes, in two operations.
+KB_INLINE __m128i control_or_space16(__m128i v) noexcept {
+  return _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x20)), v);
+}
+#endif
+
 // An attribute name runs to white space, '/', '>' or '='.
 KB_INLINE void copy_attr_name(const u8* in, size_t len, u8* out, size_t& p, size_t& o) noexcept {
 #if KB_SQUASH_SSE2
-  const auto mask = [](__m128i v) { return name_end16(v) | bits(eq(v, '=')); };
+  const auto mask = [](__m128i v) {
+    return bits(_mm_or_si128(_mm_or_si128(control_or_space16(v), eq(v, '=')), _mm_or_si128(eq(v, '/'), eq(v, '>'))));
+  };
 #else
   const auto mask = [](int) { return 0u; };
 #endif
@@ -264,7 +277,7 @@ KB_INLINE void copy_attr_name(const u8* in, size_t len, u8* out, size_t& p, size
 // An unquoted attribute value runs to white space or '>'.
 KB_INLINE void copy_unquoted(const u8* in, size_t len, u8* out, size_t& p, size_t& o) noexcept {
 #if KB_SQUASH_SSE2
-  const auto mask = [](__m128i v) { return bits(_mm_or_si128(ws16(v), eq(v, '>'))); };
+  const auto mask = [](__m128i v) { return bits(_mm_or_si128(control_or_space16(v), eq(v, '>'))); };
 #else
   const auto mask = [](int) { return 0u; };
 #endif
