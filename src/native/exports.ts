@@ -3,7 +3,7 @@
  * else their TypeScript twins (same names, signatures and bytes).
  */
 import { core } from './core.ts';
-import type { BinaryLike, Md5Hasher, SquashOptions } from './types.ts';
+import type { BinaryLike, Md5Hasher, SquashHtml } from './types.ts';
 
 /**
  * The MD5 digest of `data` as lowercase hex, identical to
@@ -29,10 +29,10 @@ export const Md5: new () => Md5Hasher = core.Md5;
  * never longer, idempotent; `pre`, `textarea`, `script`, `style` and quoted
  * attribute values are copied byte for byte.
  *
- * @param input - the HTML as a Buffer (or TypedArray), or a string encoded as UTF-8
+ * @param input - the HTML as a Buffer, another TypedArray or a DataView, or a string encoded as UTF-8
  * @param options - `level` (0 copy, 1 or 2 squash; default 1), `rewriteLinks` with `host` and `path`
  * @returns a new Buffer
  * @throws TypeError naming `input` or the bad option
  * @example squashHtml('<p>\n  hello   world\n</p>') // <Buffer '<p>\nhello world\n</p>'>
  */
-export const squashHtml: (input: Buffer | string, options?: SquashOptions) => Buffer = core.squashHtml;
+export const squashHtml: SquashHtml = core.squashHtml;

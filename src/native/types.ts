@@ -28,7 +28,7 @@ export interface Md5Hasher {
   digest(encoding: 'hex' | 'base64'): string;
 }
 
-export type SquashHtml = (input: Buffer | string, options?: SquashOptions) => Buffer;
+export type SquashHtml = (input: BinaryLike, options?: SquashOptions) => Buffer;
 
 /** What both the addon and the twins provide. */
 export interface CoreImplementation {
