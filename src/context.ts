@@ -61,6 +61,12 @@ export interface RequestState {
   cacheAnswer: Promise<boolean> | undefined;
   /** True when the action or a pipeline step threw (set before onFinish runs). */
   failed: boolean;
+  /**
+   * Set on a cache hit: called when the pipeline is about to begin; true
+   * when it answered the response itself (a prepared hit), so the pipeline
+   * is skipped.
+   */
+  beforePipeline: (() => boolean) | undefined;
 }
 
 const states = new WeakMap<Context, RequestState>();
@@ -72,7 +78,7 @@ export function requestState(ctx: Context): RequestState | undefined {
 
 /** Starts the state of a request. */
 export function openState(ctx: Context, config: ResolvedOptions, cache?: CacheRuntime): RequestState {
-  const state: RequestState = { config, replayed: false, storeEntry: undefined, onFinish: [], cache, cacheAnswer: undefined, failed: false };
+  const state: RequestState = { config, replayed: false, storeEntry: undefined, onFinish: [], cache, cacheAnswer: undefined, failed: false, beforePipeline: undefined };
   states.set(ctx, state);
   return state;
 }

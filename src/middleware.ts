@@ -326,7 +326,8 @@ export function buffer(options?: BufferOptions): Middleware {
     ctx.bufferIsCached = bufferIsCached;
     try {
       await next();
-      const work = check(ctx, state, shared); // 1. CHECK
+      // A cache hit the pipeline has answered before, for the very same inputs, is answered as it was then.
+      const work = state.beforePipeline?.() ? undefined : check(ctx, state, shared); // 1. CHECK
       if (work) for (const step of pipeline) if (!(await step(work, shared))) break;
     } catch (error) {
       state.failed = true; // a build that threw ends its flight with ERROR

@@ -87,9 +87,19 @@ function bypassed(ctx: Context, detail: string): false {
 
 /** A fresh entry: replayed (picture B arrow 2). */
 function hit(visit: Visit, entry: CacheEntry): true {
-  replayEntry(visit.ctx, visit.state, entry);
-  statusHit(visit.ctx, remainingMs(entry));
-  visit.runtime.log.debug('log_cache_hit', { key: visit.slot.key });
+  const { ctx, state, runtime, options, slot } = visit;
+  replayEntry(ctx, state, entry);
+  statusHit(ctx, remainingMs(entry));
+  runtime.log.debug('log_cache_hit', { key: slot.key });
+  const headers = ctx.request.headers;
+  // The pipeline's answer can be given again only when nothing it reads can differ: see prepared.ts.
+  if (options === state.config && typeof options.lastModified !== 'function' && headers['if-none-match'] === undefined && headers['if-modified-since'] === undefined) {
+    state.beforePipeline = () => {
+      const override = readOverride((ctx.state as Record<string, unknown> | undefined)?.buffer);
+      if (override.off || responseOptions(state.config, sectionDeclarations(ctx), override.values) !== state.config) return false;
+      return runtime.prepared.answer(ctx, state, slot.key, entry);
+    };
+  }
   return true;
 }
 

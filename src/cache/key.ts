@@ -24,6 +24,11 @@ export interface KeyOptions {
 /** In `u` mode a surrogate pair is one code point, so this matches only a lone surrogate. */
 const loneSurrogate = /\p{Cs}/u;
 
+/** One field of the encoding, for text known to hold no lone surrogate. */
+function plainField(text: string): string {
+  return `${text.length}:${text}`;
+}
+
 /** One field of the encoding. */
 function field(text: string): string {
   if (!loneSurrogate.test(text)) return `${text.length}:${text}`;
@@ -51,10 +56,16 @@ const appIdentity = field(process.argv[1] ?? '');
  * @returns app, host, path and query as length-prefixed fields, then a name and a value (or `-`) per varyBy header
  */
 export function keyMaterial(ctx: Context, varyBy: readonly string[]): string {
-  let material = `${appIdentity}${field(ctx.host)}${field(ctx.path)}${field(ctx.querystring)}`;
+  const plain = encode(ctx, varyBy, plainField);
+  // A lone surrogate stays lone in the material (a field's text is framed by digits and ':'), so one test covers every field.
+  return loneSurrogate.test(plain) ? encode(ctx, varyBy, field) : plain;
+}
+
+function encode(ctx: Context, varyBy: readonly string[], as: (text: string) => string): string {
+  let material = `${appIdentity}${as(ctx.host)}${as(ctx.path)}${as(ctx.querystring)}`;
   for (const name of varyBy) {
     const value = header(ctx, name);
-    material += field(name) + (value === undefined ? '-' : field(value));
+    material += as(name) + (value === undefined ? '-' : as(value));
   }
   return material;
 }

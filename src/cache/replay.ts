@@ -11,7 +11,8 @@ import type { CacheEntry } from './entry.ts';
 
 /**
  * Puts `entry` into the response and marks the request replayed (OPTIMISE
- * and STORE skip it). `X-Cache: HIT`; the caller sets Cache-Status.
+ * and STORE skip it): its status, its body, and each of its headers this
+ * response does not carry already. `X-Cache: HIT`; the caller sets Cache-Status.
  *
  * @param ctx - the request to answer
  * @param state - its koa-buffer state
@@ -19,7 +20,9 @@ import type { CacheEntry } from './entry.ts';
  */
 export function replayEntry(ctx: Context, state: RequestState, entry: CacheEntry): void {
   ctx.status = entry.status;
-  for (const [name, value] of Object.entries(entry.headers)) ctx.set(name, value);
+  // A header this request already carries (set by an outer middleware for every request: a request id,
+  // CORS) is this request's own; the entry's copy is the builder's instance of it.
+  for (const [name, value] of Object.entries(entry.headers)) if (!ctx.res.hasHeader(name)) ctx.set(name, value);
   ctx.set('X-Cache', 'HIT');
   // After the headers: Koa gives a Buffer body a binary Content-Type only when none is set.
   ctx.body = entry.body;

@@ -11,6 +11,7 @@ import type { CacheLock, ResolvedOptions } from '../options.ts';
 import type { DecisionLog } from '../response/decision-log.ts';
 import { errorText } from './bounded.ts';
 import type { Flight, FlightContext } from './flight.ts';
+import { PreparedHits } from './prepared.ts';
 import type { CacheStore } from './store.ts';
 import { resolveStore } from './stores/resolve.ts';
 
@@ -22,6 +23,8 @@ export class CacheRuntime implements FlightContext {
   readonly table = new Map<string, Flight>();
   readonly lock: CacheLock | undefined;
   readonly log: DecisionLog;
+  /** The pipeline's answers to replayed entries, given again for the same inputs. */
+  readonly prepared = new PreparedHits();
   /** Stores by the `cache` value that named them (true or a URL string). */
   readonly #stores = new Map<unknown, CacheStore | { failed: number }>();
 

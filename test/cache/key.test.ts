@@ -158,7 +158,7 @@ test('a key collision attempt through crafted query strings and header values fa
   const { server, runs, store } = await echoServer(t, { varyBy: ['cookie', 'accept-language'] });
   const victim = await server.request('/p?a=1', { headers: { cookie: 'a', 'accept-language': 'b' } });
   // Each of these would hit the victim's entry under a naive "join with separators" key.
-  const attempts = [
+  const attempts: Array<{ path: string; headers: Record<string, string>; same?: boolean }> = [
     { path: '/p?a=1', headers: { cookie: 'a1:b' } },
     { path: '/p?a=1', headers: { cookie: 'a;accept-language=b' } },
     { path: '/p?a=1', headers: { cookie: 'a', 'accept-language': 'b', 'x-extra': '1' }, same: true },

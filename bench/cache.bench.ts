@@ -1,0 +1,165 @@
+/**
+ * A server-side cache hit of a 50 KiB HTML page over real HTTP: koa-buffer
+ * (`cache: true`, a hit replayed, compressed from the representation memo,
+ * ETag and Last-Modified) against bare Koa serving a precompressed Buffer
+ * (the ceiling) and against koa-cash (its best case: `compression: true`,
+ * an in-memory store), for a br client and a gzip client, side by side in
+ * one run.
+ *
+ * Method: every server runs in its own child process pinned to core 0
+ * (`taskset -c 0`), autocannon in another pinned to core 1, 50 connections;
+ * configurations alternate rep by rep (3 × 3 s each, 1 × 2 s with --quick)
+ * and the median req/s is reported with its spread. A second bare server is
+ * the control row: it must come out within 10% of the first, or the run is
+ * marked rejected (the machine was too busy to compare).
+ *
+ * Run: node --import tsx bench/cache.bench.ts [--quick]
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
+import { alternate, compare, isMain, quick, report, type Row, type Sample } from './harness.ts';
+import { htmlPage } from './fixtures/pages.ts';
+
+const self = fileURLToPath(import.meta.url);
+const autocannonBin = fileURLToPath(new URL('../node_modules/autocannon/autocannon.js', import.meta.url));
+
+type Mode = 'bare' | 'bare-control' | 'ours' | 'koa-cash';
+
+// --- server side (a child process) -------------------------------------------
+
+async function serveMode(mode: Mode): Promise<void> {
+  const { default: Koa } = await import('koa');
+  const app = new Koa();
+  app.silent = true;
+  const lines = htmlPage(50 * 1024, 42).split('\n').map((line) => `${line}\n`);
+  // "Rendered": a new string per build, as a template engine would make it.
+  const render = (): string => lines.join('');
+
+  if (mode === 'bare' || mode === 'bare-control') {
+    const page = Buffer.from(render());
+    const pre = { br: zlib.brotliCompressSync(page, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }), gzip: zlib.gzipSync(page) };
+    app.use((ctx) => {
+      const coding = (ctx.get('Accept-Encoding').includes('br') ? 'br' : 'gzip') as 'br' | 'gzip';
+      ctx.type = 'html';
+      ctx.set('Content-Encoding', coding);
+      ctx.body = pre[coding];
+    });
+  } else if (mode === 'koa-cash') {
+    // koa-cash ships no types; this is the part of its API the bench uses.
+    type Cash = (options: { compression: boolean; get(key: string): Promise<unknown>; set(key: string, value: object): Promise<void> }) => import('koa').Middleware;
+    const { default: cash } = (await import('koa-cash' as string)) as { default: Cash };
+    const { LRUCache } = await import('lru-cache');
+    const lru = new LRUCache<string, object>({ max: 1000 });
+    app.use(cash({ compression: true, get: async (key: string) => lru.get(key), set: async (key: string, value: object) => { lru.set(key, value); } }));
+    app.use(async (ctx) => {
+      if (await (ctx as unknown as { cashed(): Promise<boolean> }).cashed()) return;
+      ctx.type = 'html';
+      ctx.body = render();
+    });
+  } else {
+    const { buffer } = await import('../src/middleware.ts');
+    app.use(buffer({ cache: true }));
+    app.use(async (ctx) => {
+      if (await ctx.bufferIsCached()) return;
+      ctx.type = 'html';
+      ctx.body = render();
+    });
+  }
+
+  const server = http.createServer(app.callback());
+  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
+  process.on('disconnect', () => process.exit(0));
+}
+
+// --- driver side ---------------------------------------------------------------
+
+const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+const pinned = (core: number, args: string[]): [string, string[]] => (hasTaskset ? ['taskset', ['-c', String(core), ...args]] : [args[0]!, args.slice(1)]);
+
+function startServer(mode: Mode): Promise<{ port: number; child: ChildProcess }> {
+  const [cmd, args] = pinned(0, [process.execPath, '--import', 'tsx', self, '--serve', mode]);
+  const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, KOA_BUFFER_DEBUG: '0' } });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`server ${mode} exited with ${code}`)));
+    child.once('message', (message: { port: number }) => resolve({ port: message.port, child }));
+  });
+}
+
+interface LoadResult { rps: number; non2xx: number; errors: number }
+
+function load(port: number, headers: Record<string, string>, seconds: number): Promise<LoadResult> {
+  const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]);
+  const [cmd, args] = pinned(1, [process.execPath, autocannonBin, '-c', '50', '-d', String(seconds), '-j', ...h, `http://127.0.0.1:${port}/`]);
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('error', reject);
+    child.on('exit', () => {
+      try {
+        const json = JSON.parse(out) as { requests: { average: number }; non2xx: number; errors: number };
+        resolve({ rps: json.requests.average, non2xx: json.non2xx, errors: json.errors });
+      } catch (error) {
+        reject(new Error(`autocannon output did not parse: ${out.slice(0, 200)} (${(error as Error).message})`));
+      }
+    });
+  });
+}
+
+function once(port: number, headers: Record<string, string>): Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, headers, agent: false }, (res) => {
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, bytes }));
+    }).on('error', reject);
+  });
+}
+
+async function main(): Promise<void> {
+  const reps = quick ? 1 : 3;
+  const seconds = quick ? 2 : 3;
+  const modes: Mode[] = ['bare', 'ours', 'koa-cash', 'bare-control'];
+  const servers = new Map<Mode, { port: number; child: ChildProcess }>();
+  for (const mode of modes) servers.set(mode, await startServer(mode));
+  const rows: Row[] = [];
+  const problems: string[] = [];
+  const run = (mode: Mode, headers: Record<string, string>) => async () => {
+    const result = await load(servers.get(mode)!.port, headers, seconds);
+    if (result.errors > 0 || result.non2xx > 0) problems.push(`${mode} ${JSON.stringify(headers)}: ${result.errors} errors, ${result.non2xx} non-2xx`);
+    return result.rps;
+  };
+  try {
+    for (const coding of ['br', 'gzip'] as const) {
+      const headers = { 'accept-encoding': coding };
+      // Warm up: the first request builds the cache entry, the rest warm the JIT and the memo.
+      for (const mode of modes) await load(servers.get(mode)!.port, headers, 1);
+      const oursHeaders = await once(servers.get('ours')!.port, headers);
+      if (oursHeaders.headers['x-cache'] !== 'HIT') problems.push(`ours did not answer from the cache (${coding}): X-Cache ${oursHeaders.headers['x-cache']}`);
+      const [bare, ours, cash, control] = await alternate(modes.map((mode) => ({ name: `${mode} ${coding}`, run: run(mode, headers) })), reps, 'req/s') as [Sample, Sample, Sample, Sample];
+      rows.push(compare(`cache hit, 50 KiB page, ${coding} client: koa-buffer vs bare Koa precompressed`, ours, bare, true, '>= 0.8'));
+      rows.push(compare(`cache hit, 50 KiB page, ${coding} client: koa-buffer vs koa-cash`, ours, cash, true, coding === 'br' ? '>= 1.7' : '>= 1.2'));
+      const drift = control.median / bare.median;
+      rows.push({ ...compare(`control, ${coding}: bare Koa vs a second bare Koa`, control, bare, true, '0.9–1.1'), note: drift < 0.9 || drift > 1.1 ? 'REJECTED: drift over 10%, the machine was too busy' : 'within 10%' });
+      for (const mode of ['ours', 'koa-cash', 'bare'] as const) {
+        const r = await once(servers.get(mode)!.port, headers);
+        rows.push({ figure: `bytes on the wire, ${coding} client, ${mode}`, ours: { name: mode, median: r.bytes, min: r.bytes, max: r.bytes, unit: 'B' }, note: `Content-Encoding ${r.headers['content-encoding'] ?? 'none'}` });
+      }
+    }
+  } finally {
+    for (const server of servers.values()) server.child.kill();
+  }
+  if (!hasTaskset) problems.push('taskset is missing: server and load generator were not pinned');
+  for (const problem of problems) console.log(`WARNING: ${problem}`);
+  report('Cache hit: koa-buffer vs bare Koa (precompressed) and koa-cash (ratio > 1: koa-buffer better)', rows);
+}
+
+if (process.argv.includes('--serve')) {
+  await serveMode(process.argv[process.argv.indexOf('--serve') + 1] as Mode);
+} else if (isMain(import.meta.url)) {
+  await main();
+}

@@ -1,0 +1,114 @@
+/**
+ * Prepared hits: the pipeline's own answer to a replayed entry, remembered
+ * and given again when the same entry is replayed to a request that would
+ * go through the pipeline with exactly the same inputs, so a hit costs a
+ * lookup and a few header sets instead of CHECK, OPTIMISE, COMPRESS and
+ * VALIDATE.
+ *
+ * Nothing here decides anything the pipeline decides: the first replay of
+ * an entry for an Accept-Encoding value goes through the whole pipeline,
+ * and what it changed (headers set or removed, the final body) is recorded
+ * beside the response as it stood when the pipeline began. A later replay
+ * takes the shortcut only when its response stands exactly the same at that
+ * point — status, body, every header name and value (Cache-Status aside,
+ * whose ttl moves) — and its request differs in nothing the pipeline reads:
+ * same Accept-Encoding, no conditional header, the `buffer()` options
+ * unchanged by sections and `ctx.state.buffer`, and a `lastModified` that
+ * is not a function. The entry's Last-Modified cannot move while the entry
+ * is fresh: a newer app script or template makes the entry stale first.
+ */
+import type { Context } from 'koa';
+import { LRUCache } from 'lru-cache';
+import type { RequestState } from '../context.ts';
+import type { CacheEntry } from './entry.ts';
+
+/** Response headers as the pipeline found them: names in order, and their values. */
+interface Headers {
+  readonly names: readonly string[];
+  readonly values: ReadonlyArray<number | string | readonly string[] | undefined>;
+}
+
+/** One remembered answer. */
+interface Prepared {
+  readonly before: Headers;
+  readonly status: number;
+  /** What the pipeline set (name, value) and removed. */
+  readonly set: ReadonlyArray<readonly [string, number | string | readonly string[]]>;
+  readonly removed: readonly string[];
+  /** The body it sent. */
+  readonly body: Buffer;
+}
+
+/** Cache-Status carries the entry's remaining ttl, which changes; the pipeline never touches it. */
+const moving = 'cache-status';
+
+function snapshot(ctx: Context): Headers {
+  const names = ctx.res.getHeaderNames().filter((name) => name !== moving);
+  return { names, values: names.map((name) => ctx.res.getHeader(name) as Headers['values'][number]) };
+}
+
+function sameValue(a: Headers['values'][number], b: Headers['values'][number]): boolean {
+  if (a === b) return true;
+  if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+  return a.every((item, i) => item === b[i]);
+}
+
+function sameHeaders(a: Headers, b: Headers): boolean {
+  if (a.names.length !== b.names.length) return false;
+  for (let i = 0; i < a.names.length; i++) {
+    if (a.names[i] !== b.names[i] || !sameValue(a.values[i], b.values[i])) return false;
+  }
+  return true;
+}
+
+/** The remembered answers of one middleware, bounded in bytes of body. */
+export class PreparedHits {
+  readonly #lru: LRUCache<string, Prepared>;
+
+  /** @param maxBytes - bytes of bodies held at most (they are usually shared with the representation memo) */
+  constructor(maxBytes = 32 * 1024 * 1024) {
+    this.#lru = new LRUCache<string, Prepared>({ maxSize: maxBytes, sizeCalculation: (p, id) => p.body.length + id.length + 256 });
+  }
+
+  /**
+   * Called when the pipeline is about to process a replayed `entry`: gives
+   * the remembered answer and returns true (the pipeline is skipped), or
+   * returns false and arranges for this run of the pipeline to be remembered.
+   *
+   * @param ctx - the request, its response as replayed (and as any inner middleware left it)
+   * @param state - its koa-buffer state
+   * @param key - the cache key
+   * @param entry - the entry replayed
+   */
+  answer(ctx: Context, state: RequestState, key: string, entry: CacheEntry): boolean {
+    if (ctx.respond === false || ctx.res.headersSent || !ctx.writable) return false;
+    if (ctx.body !== entry.body || ctx.status !== entry.status) return false;
+    const encodings = ctx.request.headers['accept-encoding'] ?? '';
+    const id = `${key}\0${entry.created}\0${entry.body.length}\0${encodings}`;
+    const before = snapshot(ctx);
+    const known = this.#lru.get(id);
+    if (known !== undefined && known.status === ctx.status && sameHeaders(known.before, before)) {
+      ctx.body = known.body;
+      for (const [name, value] of known.set) ctx.res.setHeader(name, value);
+      for (const name of known.removed) ctx.res.removeHeader(name);
+      return true;
+    }
+    state.onFinish.push(() => this.#remember(ctx, state, id, before));
+    return false;
+  }
+
+  /** After the pipeline: what it did to a plain 200 becomes the answer for the same inputs. */
+  #remember(ctx: Context, state: RequestState, id: string, before: Headers): void {
+    if (state.failed || ctx.status !== 200 || !Buffer.isBuffer(ctx.body)) return;
+    const after = snapshot(ctx);
+    const set: Array<[string, number | string | readonly string[]]> = [];
+    for (let i = 0; i < after.names.length; i++) {
+      const name = after.names[i]!;
+      const at = before.names.indexOf(name);
+      const value = after.values[i];
+      if (value !== undefined && (at < 0 || !sameValue(before.values[at], value))) set.push([name, value]);
+    }
+    const removed = before.names.filter((name) => !after.names.includes(name));
+    this.#lru.set(id, { before, status: 200, set, removed, body: ctx.body });
+  }
+}

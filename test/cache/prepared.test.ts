@@ -1,0 +1,109 @@
+/**
+ * Prepared hits (src/cache/prepared.ts): a cache hit the pipeline answered
+ * before, for the very same inputs, is answered the same way without the
+ * pipeline. These tests hold it to "the same way, byte for byte", and check
+ * that anything that could change the pipeline's answer sends the hit
+ * through the pipeline again.
+ */
+import test from 'ava';
+import type { Context, Next } from 'koa';
+import { buffer } from '../../src/middleware.ts';
+import { decode, htmlPage, rawRequest, serve, type RawResponse } from '../helpers/serve.ts';
+
+const page = htmlPage(20 * 1024, 11);
+
+/** Everything a client sees, but the Date header and the moving ttl of Cache-Status. */
+function seen(response: RawResponse): unknown {
+  const headers = response.rawHeaders
+    .filter(([name]) => !/^(date|cache-status)$/i.test(name))
+    .map(([name, value]) => `${name.toLowerCase()}: ${value}`)
+    .sort();
+  return { status: response.status, headers, body: response.body.toString('base64'), cacheStatus: response.headers['cache-status']?.replace(/ttl=\d+/, 'ttl=N') };
+}
+
+test('repeated hits get byte for byte what the pipeline answered the first time, for every Accept-Encoding', async (t) => {
+  let runs = 0;
+  const server = await serve(t, [buffer({ cache: true, optimiseContent: 1 }), async (ctx) => {
+    if (await ctx.bufferIsCached()) return;
+    runs++;
+    ctx.set('X-Page', 'report');
+    ctx.type = 'html';
+    ctx.body = page;
+  }]);
+  await server.request('/');
+  for (const encodings of ['br', 'gzip', 'zstd', 'gzip;q=0.5, br;q=0.1', 'identity', '']) {
+    const headers: Record<string, string> = encodings === '' ? {} : { 'accept-encoding': encodings };
+    const first = await server.request('/', { headers });
+    for (let i = 0; i < 3; i++) t.deepEqual(seen(await server.request('/', { headers })), seen(first), `${encodings || 'no Accept-Encoding'}: hit ${i + 2} is hit 1`);
+    t.is(first.headers['x-cache'], 'HIT');
+    t.true(decode(first).length > 0);
+  }
+  const head = await rawRequest(server.port, '/', { method: 'HEAD', headers: { 'accept-encoding': 'br' } });
+  const get = await server.request('/', { headers: { 'accept-encoding': 'br' } });
+  t.is(head.headers['content-length'], get.headers['content-length'], 'HEAD gets the headers of the GET');
+  t.is(head.body.length, 0);
+  t.is(runs, 1);
+});
+
+test('an inner middleware that changes a replayed response on its way out sends it through the pipeline', async (t) => {
+  let wrap = false;
+  const layout = async (ctx: Context, next: Next): Promise<void> => {
+    await next();
+    if (wrap && Buffer.isBuffer(ctx.body)) ctx.body = `<!doctype html><main>${ctx.body.toString()}</main>`;
+  };
+  const server = await serve(t, [buffer({ cache: true }), layout, async (ctx) => {
+    if (await ctx.bufferIsCached()) return;
+    ctx.type = 'html';
+    ctx.body = page;
+  }]);
+  const headers = { 'accept-encoding': 'gzip' };
+  await server.request('/', { headers });
+  const plain = await server.request('/', { headers });
+  await server.request('/', { headers });
+  wrap = true;
+  const wrapped = await server.request('/', { headers });
+  t.is(decode(wrapped).toString(), `<!doctype html><main>${page}</main>`, 'the wrapped page, compressed afresh');
+  t.not(wrapped.headers.etag, plain.headers.etag, 'with its own ETag');
+  t.is(Number(wrapped.headers['content-length']), wrapped.body.length);
+});
+
+test('ctx.state.buffer set after a hit is honoured, prepared answer or not', async (t) => {
+  let off = false;
+  const server = await serve(t, [buffer({ cache: true }), async (ctx) => {
+    const cached = await ctx.bufferIsCached();
+    if (off) ctx.state.buffer = { compressContent: false };
+    if (cached) return;
+    ctx.type = 'html';
+    ctx.body = page;
+  }]);
+  const headers = { 'accept-encoding': 'br' };
+  await server.request('/', { headers });
+  await server.request('/', { headers });
+  t.is((await server.request('/', { headers })).headers['content-encoding'], 'br');
+  off = true;
+  const plain = await server.request('/', { headers });
+  t.is(plain.headers['content-encoding'], undefined, 'compressContent false for this response');
+  t.is(plain.body.toString(), page);
+});
+
+test('a conditional request for a prepared hit still gets its 304, and an outer header is not remembered', async (t) => {
+  let requestId = 0;
+  const server = await serve(t, [async (ctx: Context, next: Next) => {
+    ctx.set('X-Request-Id', String(++requestId));
+    await next();
+  }, buffer({ cache: true }), async (ctx) => {
+    if (await ctx.bufferIsCached()) return;
+    ctx.type = 'html';
+    ctx.body = page;
+  }]);
+  const headers = { 'accept-encoding': 'br' };
+  await server.request('/', { headers });
+  const hit = await server.request('/', { headers });
+  const again = await server.request('/', { headers });
+  t.is(again.headers['x-request-id'], String(requestId), 'each request keeps its own header');
+  const notModified = await server.request('/', { headers: { ...headers, 'if-none-match': hit.headers.etag! } });
+  t.is(notModified.status, 304);
+  t.is(notModified.headers.etag, hit.headers.etag);
+  const modifiedSince = await server.request('/', { headers: { ...headers, 'if-none-match': '"other"' } });
+  t.is(modifiedSince.status, 200);
+});
