@@ -7,7 +7,7 @@
 import type { Context } from 'koa';
 
 /** Why a request bypasses the cache, as a Cache-Status detail token. */
-export type BypassReason = 'CACHE-OFF' | 'METHOD' | 'AUTHORIZATION' | 'REQUEST-CACHE-CONTROL' | 'NO_CACHE' | 'NO_STORE' | 'KEY-ERROR' | 'STORE-ERROR';
+export type BypassReason = 'CACHE-OFF' | 'METHOD' | 'AUTHORIZATION' | 'REQUEST-CACHE-CONTROL' | 'NO_CACHE' | 'NO_STORE' | 'REQUEST-TARGET' | 'KEY-ERROR' | 'STORE-ERROR';
 
 /**
  * Request Cache-Control directives that refuse a stored response
@@ -45,5 +45,9 @@ export function bypassReason(ctx: Context, hasCache: boolean): BypassReason | un
   // Read per request (the seed: "requests made while NO_CACHE or NO_STORE is set"), so a change at run time is obeyed.
   if (process.env.NO_CACHE !== undefined) return 'NO_CACHE';
   if (process.env.NO_STORE !== undefined) return 'NO_STORE';
+  // The key holds host, path and query; a target in absolute form (RFC 9112 3.2.2) or with a fragment
+  // carries more, which ctx.url and ctx.href show the action: stored, it would reach clients who never sent it.
+  const target = ctx.originalUrl;
+  if (!target.startsWith('/') || target.includes('#')) return 'REQUEST-TARGET';
   return undefined;
 }
