@@ -325,8 +325,10 @@ test('while another process holds the lock, one request per process watches the 
   }
   const delays = answered.map((at) => at - storedAt).sort((a, b) => a - b);
   t.is(delays.length, 20);
-  // The watcher looks at least every 8 ms; a loaded test machine adds its own delays, hence the margins.
-  t.true(delays[10]! < 50 && delays[19]! < 500, `answered ${delays.join(', ')} ms after the entry appeared`);
+  // The watcher looks at least every 8 ms and answers the whole process at once. How soon is the bench's
+  // question (bench/stampede.bench.ts): a test machine under load can hold a process back 100 ms and more.
+  t.true(delays[19]! < 1000, `answered ${delays.join(', ')} ms after the entry appeared`);
+  t.true(delays[19]! - delays[0]! < 50, 'all twenty together, from one look at the store');
   // One watcher polling about every 8 ms for 300 ms makes about 40 reads; twenty pollers would make 750.
   t.true(readsWhileWaiting < 120, `${readsWhileWaiting} reads in ${storedAt - started} ms: one watcher, not twenty`);
   t.true(readsWhileWaiting > 10, `${readsWhileWaiting} reads: the watcher does poll`);
