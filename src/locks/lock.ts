@@ -76,6 +76,8 @@ export class Lock<G = unknown> {
    *   or `timeout` exceeds `exptime`
    */
   constructor(backend: LockBackend<G>, options: LockOptions = {}) {
+    // null means no options, as for FileLock, rather than a TypeError about reading a property of null.
+    options ??= {};
     this.#messages = messagesFrom(options.messages);
     const m = this.#messages;
     if (backend === null || typeof backend !== 'object' || typeof backend.acquire !== 'function' || typeof backend.release !== 'function') {

@@ -60,7 +60,8 @@ export class MemoryLock implements LockBackend<MemoryLockGuard> {
    * @throws BufferOptionError `option_messages` when `messages` is not usable
    */
   constructor(options: MemoryLockOptions = {}) {
-    this.#messages = messagesFrom(options.messages);
+    // null means no options, as for FileLock, rather than a TypeError about reading a property of null.
+    this.#messages = messagesFrom((options ?? {}).messages);
   }
 
   /**

@@ -1,0 +1,28 @@
+/**
+ * Found by test/security/hostile-options.test.ts: `new MemoryLock(null)` and
+ * `new Lock(backend, null)` threw "Cannot read properties of null (reading
+ * 'messages')", a TypeError that names nothing the caller did. null now
+ * means no options, as it already did for FileLock; bad options still get
+ * errors that name them.
+ */
+import test from 'ava';
+import { BufferOptionError } from '../../src/errors.ts';
+import { Lock } from '../../src/locks/lock.ts';
+import { MemoryLock } from '../../src/locks/memory-lock.ts';
+
+test('null options mean no options for MemoryLock and Lock', async (t) => {
+  const backend = new MemoryLock(null as never);
+  const [guard] = backend.acquire('k');
+  t.truthy(guard, 'a MemoryLock made with null works');
+  backend.release(guard);
+  const lock = new Lock(backend, null as never);
+  const [elapsed, error] = await lock.lock('k');
+  t.is(error, undefined, 'a Lock made with null works, with the default options');
+  t.is(elapsed, 0);
+  await lock.unlock();
+});
+
+test('bad options still name the problem', (t) => {
+  t.is(t.throws(() => new MemoryLock({ messages: 3 } as never), { instanceOf: BufferOptionError })?.key, 'option_messages');
+  t.regex(t.throws(() => new Lock(new MemoryLock(), { timeout: 'x' } as never), { instanceOf: TypeError })?.message ?? '', /^koa-buffer: Lock option timeout/);
+});
