@@ -149,14 +149,17 @@ KB_INLINE void copy_bytes(const u8* in, size_t len, u8* out, size_t& p, size_t& 
   o += n;
 }
 
-// Skips a white-space run at p; true when it held a line feed.
+// Skips a white-space run at p; true when it held a line feed or a carriage
+// return (the parser turns every CR into a line feed before anything else,
+// and a line break is not always rendered as a space: next to U+200B it
+// vanishes, test/regression/squash-lone-cr.test.ts).
 KB_INLINE bool skip_ws(const u8* in, size_t len, size_t& p) noexcept {
   bool lf = false;
 #if KB_SQUASH_SSE2
   while (p + 16 <= len) {
     const __m128i v = load16(in + p);
     const unsigned other = ~bits(ws16(v)) & 0xFFFFu;
-    const unsigned lfs = bits(eq(v, '\n'));
+    const unsigned lfs = bits(_mm_or_si128(eq(v, '\n'), eq(v, '\r')));
     if (other == 0) {
       lf |= lfs != 0;
       p += 16;
@@ -169,7 +172,7 @@ KB_INLINE bool skip_ws(const u8* in, size_t len, size_t& p) noexcept {
   }
 #endif
   while (p < len && is_ws(in[p])) {
-    lf |= in[p] == '\n';
+    lf |= in[p] == '\n' || in[p] == '\r';
     ++p;
   }
   return lf;
@@ -482,7 +485,10 @@ struct link_target {
 // this site; returns the output cursor after it.
 // http://host/p?q#f, https://host/p?q#f or //host/p?q#f with host == Host
 // (ASCII case-insensitive) → /p?q#f ("/" for an empty path); and when p is
-// the request path and a query is present → ?q#f. Anything else is kept.
+// the request path and a query is present → ?q#f. Anything else is kept,
+// and so is a link whose path, alone, would read as another host: "//x",
+// "/\x", "/<tab or line feed>/x" (URL parsing treats a backslash as '/' and
+// drops tabs and line feeds), test/regression/squash-link-double-slash.test.ts.
 KB_COLD size_t rewrite_url(const u8* v, size_t n, u8* out, size_t o, const link_target& t) noexcept {
   const auto emit = [&](const u8* a, size_t k) {
     std::memcpy(out + o, a, k);
@@ -508,7 +514,13 @@ KB_COLD size_t rewrite_url(const u8* v, size_t n, u8* out, size_t o, const link_
                                : (k - j == t.path_len && std::memcmp(v + j, t.path, t.path_len) == 0);
     if (same) return emit(v + k, n - k);
   }
-  if (j == k) out[o++] = '/';
+  if (j == k) {
+    out[o++] = '/';
+  } else {
+    size_t q = j + 1;  // v[j] is '/'
+    while (q < n && (v[q] == '\t' || v[q] == '\n' || v[q] == '\r')) ++q;
+    if (q < n && (v[q] == '/' || v[q] == '\\')) return emit(v, n);
+  }
   return emit(v + j, n - j);
 }
 
@@ -567,7 +579,7 @@ KB_INLINE bool tag_body(const u8* in, size_t len, u8* out, size_t& p, size_t& o,
         out[o++] = b;
         ++p;
       } else if (p + 1 < len && !is_ws(in[p + 1])) {  // the usual single space
-        out[o++] = b == '\n' ? '\n' : ' ';
+        out[o++] = (b == '\n' || b == '\r') ? '\n' : ' ';
         ++p;
       } else {
         const bool lf = skip_ws(in, len, p);
@@ -811,8 +823,12 @@ KB_INLINE void other_markup(state& st, const u8* in, size_t len, u8* out, size_t
       const bool verbatim = (st.mode & m_verbatim) != 0;
       // A removed comment is transparent: a pending run stays pending and
       // merges with what follows. Kept when plain text touches it on both
-      // sides, since removing it could glue the two into new markup.
-      if (!span.keep && !verbatim &&
+      // sides, since removing it could glue the two into new markup; and
+      // when nothing is written yet and U+FEFF follows, which would become
+      // a byte order mark at byte 0 (the decoder drops it: a lost character).
+      const bool bom_next = o == 0 && !(st.mode & m_ws_pending) && end + 3 <= len && in[end] == 0xEF &&
+                            in[end + 1] == 0xBB && in[end + 2] == 0xBF;
+      if (!span.keep && !verbatim && !bom_next &&
           ((st.mode & m_ws_pending) || !(st.mode & m_prev_text) || end == len || is_ws(in[end]) || in[end] == '<')) {
         p = end;
         return;

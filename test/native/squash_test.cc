@@ -46,7 +46,7 @@ struct rule_case {
 const rule_case kRules[] = {
     {"text run without LF becomes one space", "a \t  b", "a b"},
     {"text run with LF becomes one LF", "a  \r\n\t b", "a\nb"},
-    {"lone CR is white space, becomes a space", "a\rb", "a b"},
+    {"lone CR is a line break to the parser, becomes LF", "a\rb", "a\nb"},
     {"form feed is white space", "a\f\fb", "a b"},
     {"vertical tab is not white space", "a\v\vb", "a\v\vb"},
     {"NBSP and non-ASCII bytes stay", "a \xC2\xA0 \xF0\x9F\x98\x80  b", "a \xC2\xA0 \xF0\x9F\x98\x80 b"},
@@ -228,7 +228,8 @@ std::string collapse_reference(const std::string& in) {
       continue;
     }
     bool lf = false;
-    while (i < in.size() && std::strchr(" \t\n\f\r", in[i]) && in[i] != 0) lf |= in[i++] == '\n';
+    // CR counts as LF: the parser turns it into one.
+    for (; i < in.size() && std::strchr(" \t\n\f\r", in[i]) && in[i] != 0; ++i) lf |= in[i] == '\n' || in[i] == '\r';
     out += lf ? '\n' : ' ';
   }
   return out;

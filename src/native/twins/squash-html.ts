@@ -47,6 +47,7 @@ const EQUALS = 0x3d;
 const DQUOTE = 0x22;
 const SQUOTE = 0x27;
 const LF = 0x0a;
+const CR = 0x0d;
 const SPACE = 0x20;
 
 const BLOCK = 1 << 0;
@@ -297,10 +298,11 @@ class Squasher {
     const len = this.len;
     let p = this.p;
     let lf = false;
+    // A CR counts as a line feed: the parser turns it into one (squash.cc, skip_ws).
     while (p < len) {
       const b = src[p]!;
       if ((BYTES[b]! & WS) === 0) break;
-      if (b === LF) lf = true;
+      if (b === LF || b === CR) lf = true;
       p++;
     }
     if (lf) this.wsLf = true;
@@ -416,7 +418,11 @@ class Squasher {
       this.startsWith(c0, n, IF) ||
       (n >= 1 && src[c0] === BANG) ||
       this.startsWith(c1 - ENDIF.length, n, ENDIF);
-    if (!keep) {
+    // Nothing written yet and U+FEFF next: removing the comment would make it
+    // a byte order mark at byte 0, which the decoder drops (squash.cc, other_markup).
+    const bomNext =
+      this.o === 0 && !this.wsPending && end + 3 <= len && src[end] === 0xef && src[end + 1] === 0xbb && src[end + 2] === 0xbf;
+    if (!keep && !bomNext) {
       const after = end < len ? src[end]! : -1;
       if (this.wsPending || this.prev !== K_TEXT || after < 0 || (BYTES[after]! & WS) !== 0 || after === LT) {
         this.p = end;
@@ -505,12 +511,12 @@ class Squasher {
           dst[o++] = b;
           p++;
         } else {
-          let lf = b === LF;
+          let lf = b === LF || b === CR;
           p++;
           while (p < len) {
             const c = src[p]!;
             if ((BYTES[c]! & WS) === 0) break;
-            if (c === LF) lf = true;
+            if (c === LF || c === CR) lf = true;
             p++;
           }
           dst[o++] = lf ? LF : SPACE;
@@ -683,7 +689,14 @@ class Squasher {
       }
       if (same) return this.emit(v + k, n - k);
     }
-    if (j === k) this.dst[this.o++] = SLASH;
+    if (j === k) {
+      this.dst[this.o++] = SLASH;
+    } else {
+      // A path that alone would read as another host ("//x", "/\x", "/<tab>/x") stays whole (squash.cc, rewrite_url).
+      let q = j + 1;
+      while (q < n && (src[v + q] === 0x09 || src[v + q] === LF || src[v + q] === CR)) q++;
+      if (q < n && (src[v + q] === SLASH || src[v + q] === 0x5c)) return this.emit(v, n);
+    }
     this.emit(v + j, n - j);
   }
 
