@@ -220,5 +220,10 @@ export class Lock<G = unknown> {
 function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'bigint') return `${value}n`;
-  return String(value);
+  try {
+    return String(value);
+  } catch {
+    // No usable toString (a null prototype, a throwing method): naming its kind is enough, and must not throw itself.
+    return Object.prototype.toString.call(value);
+  }
 }
