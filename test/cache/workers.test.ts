@@ -4,39 +4,10 @@
  * action appends to a shared file every time it runs, so the run count is
  * counted outside every process.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import test, { type ExecutionContext } from 'ava';
-import { fixture, spawnChild, type LineChild } from '../helpers/children.ts';
+import test from 'ava';
+import { release, runs, startWorkers, tempDir, untilWaiting } from '../helpers/cache-workers.ts';
 import { rawRequest, type RawResponse } from '../helpers/serve.ts';
-
-interface Worker {
-  child: LineChild;
-  port: number;
-}
-
-function tempDir(t: ExecutionContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kb-workers-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-async function startWorkers(t: ExecutionContext, count: number, config: Record<string, unknown>): Promise<Worker[]> {
-  const children = Array.from({ length: count }, () => spawnChild(t, fixture('cache-server.ts'), [JSON.stringify(config)]));
-  return Promise.all(children.map(async (child) => {
-    const { port } = await child.waitForJson<{ port?: number }>((m) => typeof m.port === 'number', 'the port');
-    return { child, port: port! };
-  }));
-}
-
-function runs(file: string): string[] {
-  try {
-    return readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
-  } catch {
-    return [];
-  }
-}
 
 /**
  * The workers listen on different ports, as if behind one proxy: every request
@@ -54,10 +25,13 @@ function ask(port: number): Promise<RawResponse | Error> {
 }
 
 test('60 concurrent requests over 3 worker processes with a SQLite cache and cacheLockDir run the action exactly once', async (t) => {
-  const dir = tempDir(t);
+  const dir = tempDir(t, 'kb-workers-');
   const runsFile = join(dir, 'runs');
-  const workers = await startWorkers(t, 3, { cache: `sqlite:${join(dir, 'cache.sqlite')}`, lockDir: join(dir, 'locks'), delayMs: 400, runsFile });
-  const responses = await Promise.all(Array.from({ length: 60 }, (_, i) => get(workers[i % 3]!.port)));
+  const workers = await startWorkers(t, 3, { cache: `sqlite:${join(dir, 'cache.sqlite')}`, lockDir: join(dir, 'locks'), delayMs: 300, hold: true, runsFile });
+  const pending = Promise.all(Array.from({ length: 60 }, (_, i) => get(workers[i % 3]!.port)));
+  await untilWaiting(workers, 59);
+  release(workers);
+  const responses = await pending;
   t.deepEqual(runs(runsFile).length, 1, `the action ran once in total (runs: ${runs(runsFile).join(', ')})`);
   const builder = runs(runsFile)[0];
   for (const response of responses) {
@@ -77,13 +51,12 @@ test('60 concurrent requests over 3 worker processes with a SQLite cache and cac
 });
 
 test('the builder process SIGKILLed mid-build: the other workers answer 503 at once, never hang, and the next request builds', async (t) => {
-  const dir = tempDir(t);
+  const dir = tempDir(t, 'kb-workers-');
   const runsFile = join(dir, 'runs');
-  const workers = await startWorkers(t, 3, { cache: `sqlite:${join(dir, 'cache.sqlite')}`, lockDir: join(dir, 'locks'), delayMs: 3000, cacheLockTimeout: 8, runsFile });
+  const workers = await startWorkers(t, 3, { cache: `sqlite:${join(dir, 'cache.sqlite')}`, lockDir: join(dir, 'locks'), delayMs: 0, hold: true, cacheLockTimeout: 8, runsFile });
   const pending = Array.from({ length: 30 }, (_, i) => ({ worker: i % 3, answer: ask(workers[i % 3]!.port) }));
   const building = await Promise.race(workers.map((w, index) => w.child.waitForJson<{ building?: number }>((m) => m.building !== undefined).then(() => index)));
-  // Let every request reach its wait before the kill.
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await untilWaiting(workers, 29); // every request but the build waits: now kill the builder
   const killedAt = Date.now();
   await workers[building]!.child.kill('SIGKILL');
   const answers = await Promise.all(pending.map(async (p) => ({ ...p, answer: await p.answer, at: Date.now() })));
@@ -101,6 +74,7 @@ test('the builder process SIGKILLed mid-build: the other workers answer 503 at o
   }
   t.is(runs(runsFile).length, 1, 'nobody rebuilt meanwhile');
   const survivor = workers.find((_, i) => i !== building)!;
+  release(workers);
   const next = await get(survivor.port);
   t.is(next.status, 200);
   t.is(next.headers['cache-status'], 'koa-buffer; fwd=miss; stored', 'the next request builds');
@@ -108,13 +82,14 @@ test('the builder process SIGKILLed mid-build: the other workers answer 503 at o
 });
 
 test("the builder process SIGKILLed mid-build with cacheWaitFailure 'run': one surviving worker rebuilds for all its waiters", async (t) => {
-  const dir = tempDir(t);
+  const dir = tempDir(t, 'kb-workers-');
   const runsFile = join(dir, 'runs');
-  const workers = await startWorkers(t, 2, { cache: `sqlite:${join(dir, 'cache.sqlite')}`, lockDir: join(dir, 'locks'), delayMs: 1500, cacheLockTimeout: 8, cacheWaitFailure: 'run', runsFile });
+  const workers = await startWorkers(t, 2, { cache: `sqlite:${join(dir, 'cache.sqlite')}`, lockDir: join(dir, 'locks'), delayMs: 200, hold: true, cacheLockTimeout: 8, cacheWaitFailure: 'run', runsFile });
   const first = ask(workers[0]!.port);
   await workers[0]!.child.waitForJson<{ building?: number }>((m) => m.building !== undefined);
   const waiting = Array.from({ length: 10 }, () => ask(workers[1]!.port));
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await untilWaiting(workers, 10);
+  release([workers[1]!]); // the rebuild that follows the kill may end at once
   await workers[0]!.child.kill('SIGKILL');
   t.true((await first) instanceof Error);
   const answers = (await Promise.all(waiting)) as RawResponse[];
