@@ -26,7 +26,11 @@ export const chromiumSkipReason: string | undefined = existsSync(chromiumPath)
   ? undefined
   : 'install chromium (Debian package chromium)';
 
-/** The flags issue 7 names; playwright adds its own automation flags beside them. */
+/**
+ * The flags issue 7 names, and a host resolver that resolves nothing, so
+ * that not even a DNS prefetch leaves the machine (pages are served from
+ * memory before any lookup). Playwright adds its automation flags beside them.
+ */
 export const CHROMIUM_FLAGS = [
   '--headless',
   '--no-sandbox',
@@ -35,6 +39,7 @@ export const CHROMIUM_FLAGS = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
+  '--host-resolver-rules=MAP * ~NOTFOUND',
 ];
 
 /** The viewport every page is rendered in. */
