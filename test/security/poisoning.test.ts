@@ -53,7 +53,7 @@ for (const proxy of [false, true]) {
   test(`app.proxy ${proxy}: Host and X-Forwarded-Host variations never put an attacker's page in front of a visitor of good.example, sent before or together with it`, async (t) => {
     const { server } = await site(t, proxy);
     // Behind a proxy the visitor's request carries the X-Forwarded-Host the proxy set.
-    const victimHeaders = proxy ? { host: '10.0.0.1:8080', 'x-forwarded-host': 'good.example' } : { host: 'good.example' };
+    const victimHeaders: Record<string, string> = proxy ? { host: '10.0.0.1:8080', 'x-forwarded-host': 'good.example' } : { host: 'good.example' };
     const expected = '<link rel="canonical" href="http://good.example/page"><base href="http://good.example/"><p>host=good.example url=/page proto=http</p>';
     for (const attack of attacks) {
       // First the attacker alone (a poisoned entry would be stored), then attacker and victims at once (one flight).

@@ -103,7 +103,7 @@ for (const cacheWaitFailure of ['retry-later', 'run'] as const) {
 
     function check(page: string, secret: string, response: RawResponse): void {
       const body = response.body.toString();
-      const seen = body.match(secretPattern) ?? [];
+      const seen: string[] = body.match(secretPattern) ?? [];
       if (response.status === 503) {
         counts.retryLater++;
         if (seen.length > 0) problems.push(`${page}: a 503 holding ${seen.join(', ')}`);
