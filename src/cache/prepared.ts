@@ -42,23 +42,26 @@ interface Prepared {
 /** Cache-Status carries the entry's remaining ttl, which changes; the pipeline never touches it. */
 const moving = 'cache-status';
 
-function snapshot(ctx: Context): Headers {
-  const names = ctx.res.getHeaderNames().filter((name) => name !== moving);
+function snapshot(ctx: Context, all: readonly string[] = ctx.res.getHeaderNames()): Headers {
+  const names = all.filter((name) => name !== moving);
   return { names, values: names.map((name) => ctx.res.getHeader(name) as Headers['values'][number]) };
+}
+
+/** True when the response's headers (`all`, as getHeaderNames gave them) are exactly `known`; allocates nothing. */
+function standsAs(ctx: Context, all: readonly string[], known: Headers): boolean {
+  let j = 0;
+  for (const name of all) {
+    if (name === moving) continue;
+    if (known.names[j] !== name || !sameValue(known.values[j], ctx.res.getHeader(name) as Headers['values'][number])) return false;
+    j++;
+  }
+  return j === known.names.length;
 }
 
 function sameValue(a: Headers['values'][number], b: Headers['values'][number]): boolean {
   if (a === b) return true;
   if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
   return a.every((item, i) => item === b[i]);
-}
-
-function sameHeaders(a: Headers, b: Headers): boolean {
-  if (a.names.length !== b.names.length) return false;
-  for (let i = 0; i < a.names.length; i++) {
-    if (a.names[i] !== b.names[i] || !sameValue(a.values[i], b.values[i])) return false;
-  }
-  return true;
 }
 
 /** The remembered answers of one middleware, bounded in bytes of body. */
@@ -85,14 +88,15 @@ export class PreparedHits {
     if (ctx.body !== entry.body || ctx.status !== entry.status) return false;
     const encodings = ctx.request.headers['accept-encoding'] ?? '';
     const id = `${key}\0${entry.created}\0${entry.body.length}\0${encodings}`;
-    const before = snapshot(ctx);
+    const all = ctx.res.getHeaderNames();
     const known = this.#lru.get(id);
-    if (known !== undefined && known.status === ctx.status && sameHeaders(known.before, before)) {
+    if (known !== undefined && known.status === ctx.status && standsAs(ctx, all, known.before)) {
       ctx.body = known.body;
       for (const [name, value] of known.set) ctx.res.setHeader(name, value);
       for (const name of known.removed) ctx.res.removeHeader(name);
       return true;
     }
+    const before = snapshot(ctx, all);
     state.onFinish.push(() => this.#remember(ctx, state, id, before));
     return false;
   }

@@ -269,17 +269,21 @@ test('a lock backend that fails or throws is logged and the process still builds
 });
 
 test('a waiter is not handed a page that varies on a header its own request differs in (custom cacheKey)', async (t) => {
-  const { server, runs } = await slowServer(t, { cache: true, cacheKey: 'report', varyBy: ['accept-language'] }, 300, (ctx) => {
+  const build = manualGate();
+  const { server, runs, log } = await slowServer(t, { cache: true, cacheKey: 'report', varyBy: ['accept-language'] }, 0, (ctx) => {
     ctx.vary('Accept-Language');
     ctx.type = 'html';
     ctx.body = `<p>${ctx.get('Accept-Language')}</p>`;
-  });
+  }, build.opened);
   const builder = server.request('/report', { headers: { 'accept-language': 'de' } });
   await until(() => runs() === 1, 'the build has begun');
-  const [same, other] = await Promise.all([
+  const both = Promise.all([
     server.request('/report', { headers: { 'accept-language': 'de' } }),
     server.request('/report', { headers: { 'accept-language': 'fr' } }),
   ]);
+  await until(() => waiting(log) === 2, 'both wait');
+  build.open();
+  const [same, other] = await both;
   t.is((await builder).body.toString(), '<p>de</p>');
   t.is(same.body.toString(), '<p>de</p>', 'the same language gets the page');
   assert503(t, other, 'VARY');
