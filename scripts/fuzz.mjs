@@ -57,15 +57,19 @@ function have(program) {
   }
 }
 
-/** Runs a command with its output shown; resolves to its exit code and its output. */
+/**
+ * Runs a command; resolves to its exit code and its output, stderr after
+ * stdout (libFuzzer writes its statistics to stderr and its recommended
+ * dictionary to stdout: read together, their lines would interleave).
+ */
 function run(command, args, options = {}) {
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], ...options });
-    let out = '';
-    const show = options.quiet ? () => {} : (chunk) => process.stdout.write(chunk);
-    child.stdout.on('data', (chunk) => { out += chunk; show(chunk); });
-    child.stderr.on('data', (chunk) => { out += chunk; show(chunk); });
-    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), out }));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => { stdout += chunk; });
+    child.stderr.on('data', (chunk) => { stderr += chunk; });
+    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), out: `${stdout}\n${stderr}` }));
   });
 }
 
@@ -87,14 +91,14 @@ console.log('# building the fuzz targets (clang, ASan + UBSan) in build/fuzz');
 const configure = await run('cmake', [
   '-S', '.', '-B', build, '-DKB_FUZZERS=ON', '-DKB_TESTS=OFF', '-DCMAKE_CXX_COMPILER=clang++',
   '-DKB_SANITIZE=address,undefined', '-DCMAKE_BUILD_TYPE=RelWithDebInfo',
-], { quiet: true });
+]);
 if (configure.code !== 0) {
   process.stdout.write(configure.out);
   totals.failed += chosen.length;
   finish();
 }
 if (!/KB_HAVE_LIBFUZZER:INTERNAL=1/.test(readFileSync(cache, 'utf8'))) skipAll(`clang++ cannot link -fsanitize=fuzzer: ${INSTALL}`);
-const compile = await run('cmake', ['--build', build, '-j2', '--target', ...chosen.map((t) => `${t}_fuzz`)], { quiet: true });
+const compile = await run('cmake', ['--build', build, '-j2', '--target', ...chosen.map((t) => `${t}_fuzz`)], );
 if (compile.code !== 0) {
   process.stdout.write(compile.out);
   totals.failed += chosen.length;
@@ -170,12 +174,12 @@ for (const target of chosen) {
     `-artifact_prefix=${artifacts}/`, '-print_pcs=0', '-reload=0',
     ...(target === 'squash' ? [`-dict=${dict}`] : []),
   ];
-  const fuzz = await run(binary, [...flags, corpus, committed, seeds], { quiet: true });
+  const fuzz = await run(binary, [...flags, corpus, committed, seeds]);
   const lines = fuzz.out.split('\n');
   // The interesting part: the oracle's line, any failure with its context, the stats.
   const failedAt = lines.findIndex((l) => /FUZZ CHECK FAILED|ERROR: (AddressSanitizer|libFuzzer|UndefinedBehaviorSanitizer)|runtime error:/.test(l));
   for (const l of lines) if (/^twin oracle|^INFO: seed corpus|DONE|stat::/.test(l)) console.log(l);
-  const executions = stat(fuzz.out, 'number_of_executed_units');
+  const executions = stat(fuzz.out, 'number_of_executed_units') || Number(/#(\d+)\s+DONE/.exec(fuzz.out)?.[1] ?? 0);
   console.log(`${target}: ${executions} executions in ${seconds} s (${stat(fuzz.out, 'average_exec_per_sec')}/s), ${stat(fuzz.out, 'new_units_added')} new inputs`);
   if (fuzz.code !== 0 || failedAt >= 0) {
     console.log(lines.slice(Math.max(0, failedAt), failedAt + 40).join('\n'));
@@ -186,7 +190,6 @@ for (const target of chosen) {
   }
   // Every input this and earlier runs kept (each found new coverage), checked against the twin.
   const replay = await run(binary, ['-runs=0', `-max_len=${maxLen}`, `-artifact_prefix=${artifacts}/`, corpus], {
-    quiet: true,
     env: { ...process.env, KB_FUZZ_ORACLE_EVERY: '1' },
   });
   const kept = readdirSync(corpus).length;

@@ -139,7 +139,7 @@ void print_escaped(const char* label, const std::uint8_t* p, std::size_t n, std:
   std::fprintf(stderr, "%s (%zu bytes): \"", label, n);
   const std::size_t limit = n < 4096 ? n : 4096;
   for (std::size_t i = 0; i < limit; ++i) {
-    if (i == mark) std::fputs("\033[7m>>\033[0m", stderr);
+    if (i == mark) std::fputs("[>>]", stderr);
     const unsigned c = p[i];
     if (c == '\n') std::fputs("\\n", stderr);
     else if (c == '\t') std::fputs("\\t", stderr);
@@ -156,7 +156,7 @@ void fail(const char* what, const std::uint8_t* input, std::size_t input_len, co
           const bytes& actual) noexcept {
   std::size_t at = 0;
   while (at < expected.size() && at < actual.size() && expected[at] == actual[at]) ++at;
-  std::fprintf(stderr, "\n==== FUZZ CHECK FAILED: %s (first difference at byte %zu)\n", what, at);
+  std::fprintf(stderr, "\n==== FUZZ CHECK FAILED: %s (first difference at byte %zu, marked [>>])\n", what, at);
   print_escaped("input", input, input_len, static_cast<std::size_t>(-1));
   print_escaped("expected", expected.data(), expected.size(), at);
   print_escaped("actual", actual.data(), actual.size(), at);
