@@ -66,7 +66,7 @@ export interface RequestState {
    * when it answered the response itself (a prepared hit), so the pipeline
    * is skipped.
    */
-  beforePipeline: (() => boolean) | undefined;
+  beforePipeline: ((ctx: Context) => boolean) | undefined;
 }
 
 const states = new WeakMap<Context, RequestState>();

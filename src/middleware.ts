@@ -327,7 +327,7 @@ export function buffer(options?: BufferOptions): Middleware {
     try {
       await next();
       // A cache hit the pipeline has answered before, for the very same inputs, is answered as it was then.
-      const work = state.beforePipeline?.() ? undefined : check(ctx, state, shared); // 1. CHECK
+      const work = state.beforePipeline?.(ctx) ? undefined : check(ctx, state, shared); // 1. CHECK
       if (work) for (const step of pipeline) if (!(await step(work, shared))) break;
     } catch (error) {
       state.failed = true; // a build that threw ends its flight with ERROR

@@ -22,7 +22,7 @@ export type Forward = 'miss' | 'stale';
 
 /** Sets Cache-Status, unless the headers are already on their way. */
 function put(ctx: Context, value: string): void {
-  if (!ctx.headerSent) ctx.set('Cache-Status', value);
+  if (!ctx.res.headersSent) ctx.res.setHeader('Cache-Status', value);
 }
 
 /** A fresh entry was replayed; `ttlMs` is what remains of its freshness. */

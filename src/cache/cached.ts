@@ -50,6 +50,16 @@ interface Visit {
  * @param runtime - the middleware's cache
  */
 export async function isCached(ctx: Context, state: RequestState, runtime: CacheRuntime): Promise<boolean> {
+  try {
+    return await decide(ctx, state, runtime);
+  } catch (error) {
+    // Never a failed request: whatever went wrong (a corrupt entry's header, a bug), the action runs.
+    runtime.log.error('log_cache_get_failed', { key: 'for this request', error: errorText(error) });
+    return false;
+  }
+}
+
+async function decide(ctx: Context, state: RequestState, runtime: CacheRuntime): Promise<boolean> {
   const override = readOverride((ctx.state as Record<string, unknown> | undefined)?.buffer);
   // Off for this response: koa-buffer leaves it alone, headers included.
   if (override.off) return false;
@@ -68,7 +78,9 @@ export async function isCached(ctx: Context, state: RequestState, runtime: Cache
   }
   const visit: Visit = { ctx, state, runtime, options, slot: { store, key, options, log: runtime.log } };
 
-  const seen = await lookup(visit.slot);
+  // A synchronous store answers without a turn of the microtask queue.
+  let seen = lookup(visit.slot);
+  if (seen instanceof Promise) seen = await seen;
   if ('error' in seen) {
     runtime.log.error('log_cache_get_failed', { key, error: errorText(seen.error) });
     return bypassed(ctx, 'STORE-ERROR');
@@ -94,13 +106,23 @@ function hit(visit: Visit, entry: CacheEntry): true {
   const headers = ctx.request.headers;
   // The pipeline's answer can be given again only when nothing it reads can differ: see prepared.ts.
   if (options === state.config && typeof options.lastModified !== 'function' && headers['if-none-match'] === undefined && headers['if-modified-since'] === undefined) {
-    state.beforePipeline = () => {
-      const override = readOverride((ctx.state as Record<string, unknown> | undefined)?.buffer);
-      if (override.off || responseOptions(state.config, sectionDeclarations(ctx), override.values) !== state.config) return false;
-      return runtime.prepared.answer(ctx, state, slot.key, entry);
-    };
+    state.beforePipeline = preparedAnswer(state, runtime, slot.key, entry);
   }
   return true;
+}
+
+/**
+ * The pipeline hook of a hit. It takes ctx as an argument rather than closing
+ * over it: a closure over ctx, kept in the state that a WeakMap keyed by ctx
+ * holds, is a cycle through an ephemeron that a scavenge cannot free, so
+ * every hit would survive into old space and cost a full collection.
+ */
+function preparedAnswer(state: RequestState, runtime: CacheRuntime, key: string, entry: CacheEntry): (ctx: Context) => boolean {
+  return (ctx) => {
+    const override = readOverride((ctx.state as Record<string, unknown> | undefined)?.buffer);
+    if (override.off || responseOptions(state.config, sectionDeclarations(ctx), override.values) !== state.config) return false;
+    return runtime.prepared.answer(ctx, state, key, entry);
+  };
 }
 
 // --- single flight ----------------------------------------------------------

@@ -64,13 +64,24 @@ function sameValue(a: Headers['values'][number], b: Headers['values'][number]): 
   return a.every((item, i) => item === b[i]);
 }
 
-/** The remembered answers of one middleware, bounded in bytes of body. */
+/** The answers remembered for one entry of one key, by Accept-Encoding value. */
+interface ForEntry {
+  readonly created: number;
+  readonly length: number;
+  readonly byEncodings: Map<string, Prepared>;
+  bytes: number;
+}
+
+/** At most this many Accept-Encoding values are remembered per entry: browsers send a handful. */
+const encodingsPerEntry = 16;
+
+/** The remembered answers of one middleware, by cache key, bounded in bytes of body. */
 export class PreparedHits {
-  readonly #lru: LRUCache<string, Prepared>;
+  readonly #lru: LRUCache<string, ForEntry>;
 
   /** @param maxBytes - bytes of bodies held at most (they are usually shared with the representation memo) */
   constructor(maxBytes = 32 * 1024 * 1024) {
-    this.#lru = new LRUCache<string, Prepared>({ maxSize: maxBytes, sizeCalculation: (p, id) => p.body.length + id.length + 256 });
+    this.#lru = new LRUCache<string, ForEntry>({ maxSize: maxBytes, sizeCalculation: (e, key) => e.bytes + key.length + 256 });
   }
 
   /**
@@ -87,9 +98,11 @@ export class PreparedHits {
     if (ctx.respond === false || ctx.res.headersSent || !ctx.writable) return false;
     if (ctx.body !== entry.body || ctx.status !== entry.status) return false;
     const encodings = ctx.request.headers['accept-encoding'] ?? '';
-    const id = `${key}\0${entry.created}\0${entry.body.length}\0${encodings}`;
+    // The entry is told by its key, creation time and length; no string is built per hit.
+    let forEntry = this.#lru.get(key);
+    if (forEntry !== undefined && (forEntry.created !== entry.created || forEntry.length !== entry.body.length)) forEntry = undefined;
     const all = ctx.res.getHeaderNames();
-    const known = this.#lru.get(id);
+    const known = forEntry?.byEncodings.get(encodings);
     if (known !== undefined && known.status === ctx.status && standsAs(ctx, all, known.before)) {
       ctx.body = known.body;
       for (const [name, value] of known.set) ctx.res.setHeader(name, value);
@@ -97,12 +110,12 @@ export class PreparedHits {
       return true;
     }
     const before = snapshot(ctx, all);
-    state.onFinish.push(() => this.#remember(ctx, state, id, before));
+    state.onFinish.push(() => this.#remember(ctx, state, key, entry, encodings, before));
     return false;
   }
 
   /** After the pipeline: what it did to a plain 200 becomes the answer for the same inputs. */
-  #remember(ctx: Context, state: RequestState, id: string, before: Headers): void {
+  #remember(ctx: Context, state: RequestState, key: string, entry: CacheEntry, encodings: string, before: Headers): void {
     if (state.failed || ctx.status !== 200 || !Buffer.isBuffer(ctx.body)) return;
     const after = snapshot(ctx);
     const set: Array<[string, number | string | readonly string[]]> = [];
@@ -113,6 +126,14 @@ export class PreparedHits {
       if (value !== undefined && (at < 0 || !sameValue(before.values[at], value))) set.push([name, value]);
     }
     const removed = before.names.filter((name) => !after.names.includes(name));
-    this.#lru.set(id, { before, status: 200, set, removed, body: ctx.body });
+    let forEntry = this.#lru.get(key);
+    if (forEntry === undefined || forEntry.created !== entry.created || forEntry.length !== entry.body.length) {
+      forEntry = { created: entry.created, length: entry.body.length, byEncodings: new Map(), bytes: 0 };
+    }
+    if (forEntry.byEncodings.size >= encodingsPerEntry && !forEntry.byEncodings.has(encodings)) return;
+    forEntry.byEncodings.set(encodings, { before, status: 200, set, removed, body: ctx.body });
+    forEntry.bytes += ctx.body.length + encodings.length;
+    // Set again so the LRU counts the new size.
+    this.#lru.set(key, forEntry);
   }
 }

@@ -19,14 +19,16 @@ import type { CacheEntry } from './entry.ts';
  * @param entry - a fresh entry; its body is shared, never written to
  */
 export function replayEntry(ctx: Context, state: RequestState, entry: CacheEntry): void {
+  state.replayed = true;
+  const res = ctx.res;
+  if (res.headersSent) return; // someone answered already: nothing can be replayed
   ctx.status = entry.status;
   // A header this request already carries (set by an outer middleware for every request: a request id,
   // CORS) is this request's own; the entry's copy is the builder's instance of it.
-  for (const [name, value] of Object.entries(entry.headers)) if (!ctx.res.hasHeader(name)) ctx.set(name, value);
-  ctx.set('X-Cache', 'HIT');
+  for (const name in entry.headers) if (!res.hasHeader(name)) res.setHeader(name, entry.headers[name]!);
+  res.setHeader('X-Cache', 'HIT');
   // After the headers: Koa gives a Buffer body a binary Content-Type only when none is set.
   ctx.body = entry.body;
-  state.replayed = true;
 }
 
 /**

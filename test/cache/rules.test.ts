@@ -314,3 +314,16 @@ test('a cache that cannot be opened is logged once and bypassed, and the page is
   }
   t.is(log.count(/^cannot open the cache "sqlite:.*": koa-buffer: cannot open the SQLite cache/), 1, 'one log line, not one per request');
 });
+
+test('an entry whose replay fails (a header name no response may carry) costs a log line, and the action runs', async (t) => {
+  const map = new Map<string, unknown>();
+  const log = recordingLogger();
+  const { server, runs } = await site(t, { cache: map, cacheKey: 'page', logger: log });
+  const { encodeEntry } = await import('../../src/cache/entry.ts');
+  map.set('page', encodeEntry({ status: 200, headers: { 'bad header': 'x' }, body: Buffer.from('<p>old</p>'), created: Date.now(), expires: Date.now() + 60_000 }));
+  const response = await server.request('/');
+  t.is(response.status, 200);
+  t.is(response.body.toString(), page, 'the action made the page');
+  t.is(runs(), 1);
+  t.is(log.count(/^cache get for this request failed: /), 1);
+});
