@@ -25,7 +25,7 @@ import {
 import { remainingMs, type CacheEntry } from './entry.ts';
 import { Flight, type FlightFailure, type Outcome } from './flight.ts';
 import { cacheKeyOf } from './key.ts';
-import { lookup, seal, write, type Slot } from './lookup.ts';
+import { lookup, seal, write, type Lookup, type Slot } from './lookup.ts';
 import { replayEntry, retryLater } from './replay.ts';
 import type { CacheRuntime } from './runtime.ts';
 import { entryOf, notStorableReason, varyFields } from './storable.ts';
@@ -49,17 +49,22 @@ interface Visit {
  * @param state - its koa-buffer state
  * @param runtime - the middleware's cache
  */
-export async function isCached(ctx: Context, state: RequestState, runtime: CacheRuntime): Promise<boolean> {
-  try {
-    return await decide(ctx, state, runtime);
-  } catch (error) {
-    // Never a failed request: whatever went wrong (a corrupt entry's header, a bug), the action runs.
+export function isCached(ctx: Context, state: RequestState, runtime: CacheRuntime): Promise<boolean> {
+  // Never a failed request: whatever went wrong (a corrupt entry's header, a bug), the action runs.
+  const failed = (error: unknown): false => {
     runtime.log.error('log_cache_get_failed', { key: 'for this request', error: errorText(error) });
     return false;
+  };
+  try {
+    const answer = decide(ctx, state, runtime);
+    // A hit from a synchronous store is decided without a Promise; only the answer is one.
+    return answer instanceof Promise ? answer.catch(failed) : Promise.resolve(answer);
+  } catch (error) {
+    return Promise.resolve(failed(error));
   }
 }
 
-async function decide(ctx: Context, state: RequestState, runtime: CacheRuntime): Promise<boolean> {
+function decide(ctx: Context, state: RequestState, runtime: CacheRuntime): boolean | Promise<boolean> {
   const override = readOverride((ctx.state as Record<string, unknown> | undefined)?.buffer);
   // Off for this response: koa-buffer leaves it alone, headers included.
   if (override.off) return false;
@@ -77,12 +82,14 @@ async function decide(ctx: Context, state: RequestState, runtime: CacheRuntime):
     return bypassed(ctx, 'KEY-ERROR');
   }
   const visit: Visit = { ctx, state, runtime, options, slot: { store, key, options, log: runtime.log } };
+  const seen = lookup(visit.slot);
+  return seen instanceof Promise ? seen.then((found) => afterLookup(visit, found)) : afterLookup(visit, seen);
+}
 
-  // A synchronous store answers without a turn of the microtask queue.
-  let seen = lookup(visit.slot);
-  if (seen instanceof Promise) seen = await seen;
+function afterLookup(visit: Visit, seen: Lookup): boolean | Promise<boolean> {
+  const { ctx, runtime, options, slot } = visit;
   if ('error' in seen) {
-    runtime.log.error('log_cache_get_failed', { key, error: errorText(seen.error) });
+    runtime.log.error('log_cache_get_failed', { key: slot.key, error: errorText(seen.error) });
     return bypassed(ctx, 'STORE-ERROR');
   }
   if ('found' in seen) return hit(visit, seen.found);
