@@ -51,10 +51,15 @@ export interface RequestState {
    * OPTIMISE is skipped, and it is not stored again.
    */
   replayed: boolean;
-  /** Called by the STORE step, between COMPRESS and VALIDATE, when the cache wants this response. */
-  storeEntry: ((entry: StoreableResponse) => void | Promise<void>) | undefined;
-  /** Run after SEND, in a finally, also when a step or the action threw (answer waiters, release locks). */
-  readonly onFinish: Array<() => void | Promise<void>>;
+  /**
+   * Called by the STORE step, between COMPRESS and VALIDATE, when the cache wants this response.
+   * It gets the context as an argument, so it need not close over it: this state is held by a
+   * WeakMap keyed by the context, and a value that refers back to its key through a closure
+   * cannot be freed by a scavenge (every such request would live on into old space).
+   */
+  storeEntry: ((entry: StoreableResponse, ctx: Context) => void | Promise<void>) | undefined;
+  /** Run after SEND, in a finally, also when a step or the action threw (answer waiters, release locks); gets the context, as storeEntry does. */
+  readonly onFinish: Array<(ctx: Context) => void | Promise<void>>;
   /** The server-side cache of the middleware that opened this state. */
   readonly cache: CacheRuntime | undefined;
   /** The first answer of `bufferIsCached()`, which later calls return. */

@@ -248,7 +248,7 @@ const store: Step = async (work) => {
   const headers = { ...ctx.response.headers } as Record<string, string | string[]>;
   delete headers['content-encoding'];
   delete headers['content-length'];
-  await state.storeEntry({ status: ctx.status, headers, body: work.entity });
+  await state.storeEntry({ status: ctx.status, headers, body: work.entity }, ctx);
   return true;
 };
 
@@ -335,7 +335,7 @@ export function buffer(options?: BufferOptions): Middleware {
     } finally {
       for (const finish of state.onFinish) {
         try {
-          await finish();
+          await finish(ctx);
         } catch (error) {
           shared.log.error('log_finish_waiter_failed', { key: '', error: (error as Error)?.message ?? String(error) });
         }

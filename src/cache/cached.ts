@@ -30,9 +30,12 @@ import { replayEntry, retryLater } from './replay.ts';
 import type { CacheRuntime } from './runtime.ts';
 import { entryOf, notStorableReason, varyFields } from './storable.ts';
 
-/** One request's view of the cache. */
+/**
+ * One request's view of the cache. It holds no context: the closures kept in
+ * the request's state refer to it, and get the context as an argument (see
+ * RequestState.storeEntry).
+ */
 interface Visit {
-  readonly ctx: Context;
   readonly state: RequestState;
   readonly runtime: CacheRuntime;
   readonly options: ResolvedOptions;
@@ -81,22 +84,22 @@ function decide(ctx: Context, state: RequestState, runtime: CacheRuntime): boole
     runtime.log.error('log_cache_key_failed', { error: errorText(error) });
     return bypassed(ctx, 'KEY-ERROR');
   }
-  const visit: Visit = { ctx, state, runtime, options, slot: { store, key, options, log: runtime.log } };
+  const visit: Visit = { state, runtime, options, slot: { store, key, options, log: runtime.log } };
   const seen = lookup(visit.slot);
-  return seen instanceof Promise ? seen.then((found) => afterLookup(visit, found)) : afterLookup(visit, seen);
+  return seen instanceof Promise ? seen.then((found) => afterLookup(ctx, visit, found)) : afterLookup(ctx, visit, seen);
 }
 
-function afterLookup(visit: Visit, seen: Lookup): boolean | Promise<boolean> {
-  const { ctx, runtime, options, slot } = visit;
+function afterLookup(ctx: Context, visit: Visit, seen: Lookup): boolean | Promise<boolean> {
+  const { runtime, options, slot } = visit;
   if ('error' in seen) {
     runtime.log.error('log_cache_get_failed', { key: slot.key, error: errorText(seen.error) });
     return bypassed(ctx, 'STORE-ERROR');
   }
-  if ('found' in seen) return hit(visit, seen.found);
+  if ('found' in seen) return hit(ctx, visit, seen.found);
   ctx.set('X-Cache', 'MISS');
   statusMiss(ctx, seen.miss);
   if (!options.cacheSingleFlight) return solo(visit, seen.miss);
-  return fly(visit, seen.miss);
+  return fly(ctx, visit, seen.miss);
 }
 
 function bypassed(ctx: Context, detail: string): false {
@@ -105,8 +108,8 @@ function bypassed(ctx: Context, detail: string): false {
 }
 
 /** A fresh entry: replayed (picture B arrow 2). */
-function hit(visit: Visit, entry: CacheEntry): true {
-  const { ctx, state, runtime, options, slot } = visit;
+function hit(ctx: Context, visit: Visit, entry: CacheEntry): true {
+  const { state, runtime, options, slot } = visit;
   replayEntry(ctx, state, entry);
   statusHit(ctx, remainingMs(entry));
   runtime.log.debug('log_cache_hit', { key: slot.key });
@@ -135,13 +138,13 @@ function preparedAnswer(state: RequestState, runtime: CacheRuntime, key: string,
 // --- single flight ----------------------------------------------------------
 
 /** Joins the key's flight in this process, or opens one: builds, watches, or replays what the last look found. */
-async function fly(visit: Visit, forward: Forward): Promise<boolean> {
+async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolean> {
   const { runtime, slot, options } = visit;
   const joined = runtime.table.get(slot.key);
   if (joined !== undefined) {
     // Picture B arrow 4: another request of this process builds (or watches) the key.
     runtime.log.debug('log_waiting', { key: slot.key });
-    return answer(visit, await joined.done);
+    return answer(ctx, visit, await joined.done);
   }
   const flight = new Flight(runtime, slot, options.cacheLockTimeout * 1000);
   if (runtime.lock !== undefined) {
@@ -150,7 +153,7 @@ async function fly(visit: Visit, forward: Forward): Promise<boolean> {
       // Picture B arrow 3: another process builds; this request watches the shared store for the process.
       runtime.log.debug('log_waiting_worker', { key: slot.key });
       const turn = await flight.watch(options.cacheWaitFailure);
-      if (turn !== 'build') return answer(visit, turn);
+      if (turn !== 'build') return answer(ctx, visit, turn);
       build(visit, flight, forward);
       return false;
     }
@@ -163,21 +166,21 @@ async function fly(visit: Visit, forward: Forward): Promise<boolean> {
     if ('error' in again) runtime.log.error('log_cache_get_failed', { key: slot.key, error: errorText(again.error) });
     if ('found' in again && flight.settle({ entry: again.found })) {
       await flight.close();
-      return hit(visit, again.found);
+      return hit(ctx, visit, again.found);
     }
   }
   // cacheLockTimeout passed while the lock or the store answered.
-  if (flight.outcome !== undefined) return answer(visit, flight.outcome);
+  if (flight.outcome !== undefined) return answer(ctx, visit, flight.outcome);
   build(visit, flight, forward);
   return false;
 }
 
 /** This request builds the key: its response is stored, its flight settled and its lock released when it is complete. */
 function build(visit: Visit, flight: Flight, forward: Forward): void {
-  const { ctx, state, runtime, options, slot } = visit;
+  const { state, runtime, options, slot } = visit;
   runtime.log.debug('log_building', { key: slot.key });
   let handedOver = false;
-  state.storeEntry = async (response) => {
+  state.storeEntry = async (response, ctx) => {
     handedOver = true;
     const reason = notStorableReason(response, options);
     if (reason !== undefined) {
@@ -195,7 +198,7 @@ function build(visit: Visit, flight: Flight, forward: Forward): void {
     // After the write, so a watcher in another process that finds the lock free also finds the entry.
     await flight.close();
   };
-  state.onFinish.push(async () => {
+  state.onFinish.push(async (ctx) => {
     if (!handedOver) {
       // STORE never ran: the action threw, or CHECK left the response alone.
       const detail: FlightFailure = state.failed ? 'ERROR' : 'NOT-BUFFERED';
@@ -221,21 +224,21 @@ function requestHeader(ctx: Context, name: string): string | undefined {
 }
 
 /** Answers a request that waited (picture B arrows 6–9). */
-function answer(visit: Visit, outcome: Outcome): boolean {
-  if ('failure' in outcome) return waitFailed(visit, outcome.failure);
+function answer(ctx: Context, visit: Visit, outcome: Outcome): boolean {
+  if ('failure' in outcome) return waitFailed(ctx, visit, outcome.failure);
   const { vary } = outcome;
   if (vary !== undefined) {
     // SPEC 7b: never hand over a page that varies on a header this request differs in.
-    for (const [name, value] of Object.entries(vary)) if (requestHeader(visit.ctx, name) !== value) return waitFailed(visit, 'VARY');
+    for (const [name, value] of Object.entries(vary)) if (requestHeader(ctx, name) !== value) return waitFailed(ctx, visit, 'VARY');
   }
-  replayEntry(visit.ctx, visit.state, outcome.entry);
-  statusCollapsed(visit.ctx);
+  replayEntry(ctx, visit.state, outcome.entry);
+  statusCollapsed(ctx);
   return true;
 }
 
 /** The build waited for gave nothing this request may have: 503, or with cacheWaitFailure 'run' the action runs. */
-function waitFailed(visit: Visit, detail: FlightFailure): boolean {
-  const { ctx, runtime, options, slot } = visit;
+function waitFailed(ctx: Context, visit: Visit, detail: FlightFailure): boolean {
+  const { runtime, options, slot } = visit;
   statusCollapsedFailed(ctx, detail);
   if (options.cacheWaitFailure === 'run') return solo(visit, 'miss');
   runtime.log.debug('log_gave_up', { key: slot.key });
@@ -247,9 +250,9 @@ function waitFailed(visit: Visit, detail: FlightFailure): boolean {
 
 /** The action runs and its response is stored when complete, without a flight. */
 function solo(visit: Visit, forward: Forward): false {
-  const { ctx, state, options, slot } = visit;
+  const { state, options, slot } = visit;
   let handedOver = false;
-  state.storeEntry = async (response: StoreableResponse) => {
+  state.storeEntry = async (response: StoreableResponse, ctx: Context) => {
     handedOver = true;
     const reason = notStorableReason(response, options);
     if (reason !== undefined) {
@@ -261,7 +264,7 @@ function solo(visit: Visit, forward: Forward): false {
     if (await write(slot, sealed.value, options.cacheDuration * 1000)) statusStored(ctx, forward);
     else statusNotStored(ctx, 'STORE-ERROR');
   };
-  state.onFinish.push(() => {
+  state.onFinish.push((ctx) => {
     if (!handedOver) statusNotStored(ctx, state.failed ? 'ERROR' : 'NOT-BUFFERED');
   });
   return false;

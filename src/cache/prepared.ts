@@ -110,7 +110,7 @@ export class PreparedHits {
       return true;
     }
     const before = snapshot(ctx, all);
-    state.onFinish.push(() => this.#remember(ctx, state, key, entry, encodings, before));
+    state.onFinish.push((done) => this.#remember(done, state, key, entry, encodings, before));
     return false;
   }
 
