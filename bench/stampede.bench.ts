@@ -35,6 +35,11 @@ interface ServeConfig { mode: Mode; sqlite: string; lockDir: string; delayMs: nu
 
 // --- server side (a child process) -------------------------------------------
 
+/** Tells the driver something; nothing when it has gone (a child must not die of that). */
+function tell(message: Record<string, unknown>): void {
+  if (process.connected) process.send!(message);
+}
+
 async function serveMode(config: ServeConfig): Promise<void> {
   const { default: Koa } = await import('koa');
   const { SqliteStore } = await import('../src/cache/stores/sqlite.ts');
@@ -43,7 +48,7 @@ async function serveMode(config: ServeConfig): Promise<void> {
   const page = htmlPage(50 * 1024, 9);
   const shared = new SqliteStore({ path: config.sqlite });
   const build = async (path: string): Promise<string> => {
-    process.send!({ building: path });
+    tell({ building: path });
     await new Promise((resolve) => setTimeout(resolve, config.delayMs));
     return page;
   };
@@ -55,7 +60,7 @@ async function serveMode(config: ServeConfig): Promise<void> {
       get: (key: string) => shared.get(key),
       set: (key: string, value: unknown, ttl?: number) => {
         const done = shared.set(key, value, ttl);
-        process.send!({ stored: now() });
+        tell({ stored: now() });
         return done;
       },
       delete: (key: string) => shared.delete(key),
@@ -64,7 +69,7 @@ async function serveMode(config: ServeConfig): Promise<void> {
     app.use(async (ctx) => {
       if (await ctx.bufferIsCached()) {
         // When this request learnt its answer; its response still has to be compressed and written.
-        if (ctx.response.get('Cache-Status') === 'koa-buffer; fwd=miss; collapsed') process.send!({ answered: now() });
+        if (ctx.response.get('Cache-Status') === 'koa-buffer; fwd=miss; collapsed') tell({ answered: now() });
         return;
       }
       const body = await build(ctx.path);
@@ -96,7 +101,7 @@ async function serveMode(config: ServeConfig): Promise<void> {
     });
   }
   const server = http.createServer(app.callback());
-  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
+  server.listen(0, '127.0.0.1', () => tell({ port: (server.address() as AddressInfo).port }));
   process.on('disconnect', () => process.exit(0));
 }
 
