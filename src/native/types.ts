@@ -28,6 +28,7 @@ export interface Md5Hasher {
   digest(encoding: 'hex' | 'base64'): string;
 }
 
+/** The squasher: bytes (or a string, as UTF-8) in, a new Buffer out, never longer than the input. */
 export type SquashHtml = (input: BinaryLike, options?: SquashOptions) => Buffer;
 
 /** What both the addon and the twins provide. */
