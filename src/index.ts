@@ -14,6 +14,7 @@ export type { Logger } from './logger.ts';
 export { md5, Md5, squashHtml } from './native/exports.ts';
 export type { BinaryLike, SquashOptions, Md5Hasher } from './native/types.ts';
 export { buffer } from './middleware.ts';
+export type { BufferMiddleware } from './middleware.ts';
 export { bufferSection } from './section.ts';
 export type { BufferOptions, SectionOptions, CacheStore, CacheLock, EncodingName, Flag } from './options.ts';
 export type { LastModifiedOption, LastModifiedValue, MtimeCache } from './response/last-modified.ts';

@@ -45,6 +45,21 @@ export class CacheRuntime implements FlightContext {
    * @param option - `true`, a `sqlite:`/`redis://` URL, or a store object
    * @returns the store; `undefined` for no cache; `{error}` when it cannot be opened (logged)
    */
+  /**
+   * Closes every store this middleware opened itself from `cache: true` or a
+   * URL (a store object you passed stays yours to close); a later request
+   * opens them again.
+   */
+  async closeStores(): Promise<void> {
+    const stores = [...this.#stores.values()];
+    this.#stores.clear();
+    for (const store of stores) {
+      if ('failed' in store) continue;
+      const close = (store as { close?: () => unknown }).close;
+      if (typeof close === 'function') await close.call(store);
+    }
+  }
+
   storeFor(option: unknown): CacheStore | undefined | { error: string } {
     if (option === undefined || option === null || option === false) return undefined;
     if (typeof option === 'object' || typeof option === 'function') {
