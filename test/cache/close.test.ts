@@ -18,7 +18,7 @@ test("close() checkpoints and closes a 'sqlite:' store it opened; a later reques
   app.use(async (ctx) => {
     if (await ctx.bufferIsCached()) return;
     ctx.type = 'html';
-    ctx.body = htmlPage('closing');
+    ctx.body = htmlPage(4096);
   });
   const server = await serve(t, app);
   t.is((await server.request('/')).headers['x-cache'], 'MISS');

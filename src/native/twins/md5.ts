@@ -4,23 +4,12 @@
  * messages, so the md5 suite runs unchanged on both (STYLE C9 rule 6).
  */
 import * as crypto from 'node:crypto';
+import { describe, withCode } from './errors.ts';
 import type { BinaryLike, Md5Hasher } from '../types.ts';
 
 const DATA_EXPECTED = 'a string, Buffer, TypedArray or DataView';
 const ENCODING_EXPECTED = "'hex', 'base64' or undefined";
 
-/** How a received value reads in a message, word for word as the binding's `Describe` (native/binding/errors.h). */
-function describe(value: unknown): string {
-  if (value === undefined) return 'undefined';
-  if (value === null) return 'null';
-  if (typeof value === 'string') return `the string '${value}'`;
-  if (typeof value === 'number') return `the number ${String(value)}`;
-  return `type ${typeof value === 'function' ? 'function' : typeof value}`;
-}
-
-function withCode<E extends Error>(error: E, code: string): E & { code: string } {
-  return Object.assign(error, { code });
-}
 
 function invalidArg(name: string, expected: string, received: unknown): TypeError {
   return withCode(

@@ -11,6 +11,7 @@
  * native/core/html_tables.h.
  */
 import { isDataView } from 'node:util/types';
+import { describe, withCode } from './errors.ts';
 import type { SquashOptions } from '../types.ts';
 
 // ---------------------------------------------------------------------------
@@ -821,22 +822,10 @@ class Squasher {
 
 const INPUT_EXPECTED = 'a string, Buffer, TypedArray or DataView';
 
-/** How a received value reads in a message, word for word as the binding's `Describe` (native/binding/errors.h). */
-function describe(value: unknown): string {
-  if (value === undefined) return 'undefined';
-  if (value === null) return 'null';
-  if (typeof value === 'string') return `the string '${value}'`;
-  if (typeof value === 'number') return `the number ${String(value)}`;
-  return `type ${typeof value === 'function' ? 'function' : typeof value}`;
-}
-
-function coded<E extends Error>(error: E, code: string): E & { code: string } {
-  return Object.assign(error, { code });
-}
 
 function optionError(name: string, expected: string, received: unknown, range = false): Error {
   const message = `The "options.${name}" property must be ${expected} (received ${describe(received)})`;
-  return range ? coded(new RangeError(message), 'ERR_OUT_OF_RANGE') : coded(new TypeError(message), 'ERR_INVALID_ARG_TYPE');
+  return range ? withCode(new RangeError(message), 'ERR_OUT_OF_RANGE') : withCode(new TypeError(message), 'ERR_INVALID_ARG_TYPE');
 }
 
 // The intrinsic accessors, so a view whose `buffer` or `byteLength` was
@@ -878,7 +867,7 @@ let scratch = Buffer.allocUnsafeSlow(64 * 1024);
  */
 export function squashHtml(input: Buffer | NodeJS.ArrayBufferView | string, options?: SquashOptions): Buffer {
   if (typeof input !== 'string' && !ArrayBuffer.isView(input)) {
-    throw coded(
+    throw withCode(
       new TypeError(`The "input" argument must be ${INPUT_EXPECTED} (received ${describe(input)})`),
       'ERR_INVALID_ARG_TYPE',
     );
@@ -889,7 +878,7 @@ export function squashHtml(input: Buffer | NodeJS.ArrayBufferView | string, opti
   let path = EMPTY;
   if (options !== undefined) {
     if (typeof options !== 'object' || options === null) {
-      throw coded(
+      throw withCode(
         new TypeError(`The "options" argument must be an object or undefined (received ${describe(options)})`),
         'ERR_INVALID_ARG_TYPE',
       );
