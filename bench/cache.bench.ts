@@ -21,7 +21,7 @@
  *
  * Run: node --import tsx bench/cache.bench.ts [--quick]
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
@@ -29,9 +29,9 @@ import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import { alternate, compare, isMain, quick, report, sample, type Row, type Sample } from './harness.ts';
 import { htmlPage } from './fixtures/pages.ts';
+import { hasTaskset, load, once, pinned } from './load.ts';
 
 const self = fileURLToPath(import.meta.url);
-const autocannonBin = fileURLToPath(new URL('../node_modules/autocannon/autocannon.js', import.meta.url));
 
 type Mode = 'bare' | 'bare-control' | 'ours' | 'koa-cash';
 
@@ -83,8 +83,6 @@ async function serveMode(mode: Mode): Promise<void> {
 
 // --- driver side ---------------------------------------------------------------
 
-const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
-const pinned = (core: number, args: string[]): [string, string[]] => (hasTaskset ? ['taskset', ['-c', String(core), ...args]] : [args[0]!, args.slice(1)]);
 
 function startServer(mode: Mode): Promise<{ port: number; child: ChildProcess }> {
   const [cmd, args] = pinned(0, [process.execPath, '--import', 'tsx', self, '--serve', mode]);
@@ -95,8 +93,6 @@ function startServer(mode: Mode): Promise<{ port: number; child: ChildProcess }>
     child.once('message', (message: { port: number }) => resolve({ port: message.port, child }));
   });
 }
-
-interface LoadResult { rps: number; total: number; non2xx: number; errors: number }
 
 /** CPU time (user + system) of a process so far, in microseconds; undefined without /proc. */
 function cpuMicros(pid: number): number | undefined {
@@ -109,34 +105,7 @@ function cpuMicros(pid: number): number | undefined {
   }
 }
 
-function load(port: number, headers: Record<string, string>, seconds: number): Promise<LoadResult> {
-  const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]);
-  const [cmd, args] = pinned(1, [process.execPath, autocannonBin, '-c', '50', '-d', String(seconds), '-j', ...h, `http://127.0.0.1:${port}/`]);
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'ignore'] });
-    let out = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    child.on('error', reject);
-    child.on('exit', () => {
-      try {
-        const json = JSON.parse(out) as { requests: { average: number; total: number }; non2xx: number; errors: number };
-        resolve({ rps: json.requests.average, total: json.requests.total, non2xx: json.non2xx, errors: json.errors });
-      } catch (error) {
-        reject(new Error(`autocannon output did not parse: ${out.slice(0, 200)} (${(error as Error).message})`));
-      }
-    });
-  });
-}
 
-function once(port: number, headers: Record<string, string>): Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: number }> {
-  return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, headers, agent: false }, (res) => {
-      let bytes = 0;
-      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, bytes }));
-    }).on('error', reject);
-  });
-}
 
 async function main(): Promise<void> {
   const reps = quick ? 1 : 3;

@@ -14,7 +14,7 @@
  *
  * Run: node --import tsx bench/http.bench.ts [--quick]
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -22,9 +22,9 @@ import zlib from 'node:zlib';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { alternate, compare, isMain, quick, report, sample, type Row, type Sample } from './harness.ts';
 import { htmlPage } from './fixtures/pages.ts';
+import { hasTaskset, load, once, pinned } from './load.ts';
 
 const self = fileURLToPath(import.meta.url);
-const autocannonBin = fileURLToPath(new URL('../node_modules/autocannon/autocannon.js', import.meta.url));
 
 type Mode = 'bare' | 'ours' | 'ours-nomemo' | 'ours-changing' | 'peers' | 'ours-5mib' | 'peers-5mib';
 
@@ -89,8 +89,6 @@ interface Server {
   ask(cmd: string): Promise<Record<string, number>>;
 }
 
-const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
-const pinned = (core: number, args: string[]): [string, string[]] => (hasTaskset ? ['taskset', ['-c', String(core), ...args]] : [args[0]!, args.slice(1)]);
 
 function startServer(mode: Mode): Promise<Server> {
   const [cmd, args] = pinned(0, [process.execPath, '--import', 'tsx', self, '--serve', mode]);
@@ -107,36 +105,7 @@ function startServer(mode: Mode): Promise<Server> {
   });
 }
 
-interface LoadResult { rps: number; non2xx: number; errors: number }
 
-function load(port: number, headers: Record<string, string>, seconds: number, connections = 50): Promise<LoadResult> {
-  const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]);
-  const [cmd, args] = pinned(1, [process.execPath, autocannonBin, '-c', String(connections), '-d', String(seconds), '-j', ...h, `http://127.0.0.1:${port}/`]);
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'ignore'] });
-    let out = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    child.on('error', reject);
-    child.on('exit', () => {
-      try {
-        const json = JSON.parse(out) as { requests: { average: number }; non2xx: number; errors: number };
-        resolve({ rps: json.requests.average, non2xx: json.non2xx, errors: json.errors });
-      } catch (error) {
-        reject(new Error(`autocannon output did not parse: ${out.slice(0, 200)} (${(error as Error).message})`));
-      }
-    });
-  });
-}
-
-function once(port: number, headers: Record<string, string>): Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: number }> {
-  return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, headers, agent: false }, (res) => {
-      let bytes = 0;
-      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, bytes }));
-    }).on('error', reject);
-  });
-}
 
 async function main(): Promise<void> {
   const reps = quick ? 1 : 3;
