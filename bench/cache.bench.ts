@@ -29,6 +29,7 @@ import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import { alternate, compare, isMain, quick, report, sample, type Row, type Sample } from './harness.ts';
 import { htmlPage } from './fixtures/pages.ts';
+import { builtPackage, ensureBuilt } from './package.ts';
 import { hasTaskset, load, once, pinned } from './load.ts';
 
 const self = fileURLToPath(import.meta.url);
@@ -67,7 +68,7 @@ async function serveMode(mode: Mode): Promise<void> {
       ctx.body = render();
     });
   } else {
-    const { buffer } = await import('../src/middleware.ts');
+    const { buffer } = await builtPackage();
     app.use(buffer({ cache: true }));
     app.use(async (ctx) => {
       if (await ctx.bufferIsCached()) return;
@@ -108,6 +109,7 @@ function cpuMicros(pid: number): number | undefined {
 
 
 async function main(): Promise<void> {
+  ensureBuilt();
   const reps = quick ? 1 : 3;
   const seconds = quick ? 2 : 3;
   const modes: Mode[] = ['bare', 'ours', 'koa-cash', 'bare-control'];

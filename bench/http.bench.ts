@@ -22,6 +22,7 @@ import zlib from 'node:zlib';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { alternate, compare, isMain, quick, report, sample, type Row, type Sample } from './harness.ts';
 import { htmlPage } from './fixtures/pages.ts';
+import { builtPackage, ensureBuilt } from './package.ts';
 import { hasTaskset, load, once, pinned } from './load.ts';
 
 const self = fileURLToPath(import.meta.url);
@@ -59,7 +60,7 @@ async function serveMode(mode: Mode): Promise<void> {
     app.use(etag());
     app.use((ctx) => { ctx.body = render(); });
   } else {
-    const { buffer } = await import('../src/middleware.ts');
+    const { buffer } = await builtPackage();
     app.use(buffer({ optimiseContent: 1, ...(mode === 'ours-nomemo' || big ? { memoMaxSize: 0 } : {}) }));
     app.use((ctx) => { ctx.body = render(); });
   }
@@ -108,6 +109,7 @@ function startServer(mode: Mode): Promise<Server> {
 
 
 async function main(): Promise<void> {
+  ensureBuilt();
   const reps = quick ? 1 : 3;
   const seconds = quick ? 2 : 3;
   const modes: Mode[] = ['bare', 'ours', 'ours-nomemo', 'ours-changing', 'peers'];

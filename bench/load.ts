@@ -1,13 +1,25 @@
 /**
- * Load generation shared by the HTTP benches: autocannon in its own process
- * pinned to core 1 (the server runs pinned to core 0), and a single request
- * that reports status, headers and bytes on the wire.
+ * Load generation shared by the HTTP benches, in its own process pinned to
+ * core 1 (the server runs pinned to core 0), and a single request that
+ * reports status, headers and bytes on the wire.
+ *
+ * The generator is wrk when it is installed (Debian package `wrk`), else
+ * autocannon. On two cores the generator's own cost decides the ceiling:
+ * autocannon spends more CPU per request than a Koa server answering a
+ * 10 KB Buffer, so every fast configuration then measures autocannon and
+ * every ratio between them is squeezed toward 1. wrk (C, epoll) costs a
+ * fraction of that, so the server saturates first, as it should.
+ * `KB_LOAD=autocannon` forces autocannon.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 
 const autocannonBin = fileURLToPath(new URL('../node_modules/autocannon/autocannon.js', import.meta.url));
+
+/** The load generator in use: wrk when installed, unless KB_LOAD says autocannon. */
+export const generator: 'wrk' | 'autocannon' =
+  process.env.KB_LOAD !== 'autocannon' && spawnSync('wrk', ['--version']).error === undefined ? 'wrk' : 'autocannon';
 
 /** True when `taskset` can pin processes to cores here. */
 export const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
@@ -16,7 +28,7 @@ export const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0
 export const pinned = (core: number, args: string[]): [string, string[]] =>
   hasTaskset ? ['taskset', ['-c', String(core), ...args]] : [args[0]!, args.slice(1)];
 
-/** What one autocannon run reports. */
+/** What one load run reports. */
 export interface LoadResult {
   rps: number;
   total: number;
@@ -24,23 +36,44 @@ export interface LoadResult {
   errors: number;
 }
 
-/** One autocannon run of `seconds` against 127.0.0.1:port with `connections` connections. */
+/** One run of `seconds` against 127.0.0.1:port with `connections` connections. */
 export function load(port: number, headers: Record<string, string>, seconds: number, connections = 50): Promise<LoadResult> {
-  const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]);
-  const [cmd, args] = pinned(1, [process.execPath, autocannonBin, '-c', String(connections), '-d', String(seconds), '-j', ...h, `http://127.0.0.1:${port}/`]);
+  return generator === 'wrk' ? wrk(port, headers, seconds, connections) : autocannon(port, headers, seconds, connections);
+}
+
+function run(args: string[], parse: (out: string) => LoadResult): Promise<LoadResult> {
+  const [cmd, rest] = pinned(1, args);
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(cmd, rest, { stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
     child.on('error', reject);
     child.on('exit', () => {
       try {
-        const json = JSON.parse(out) as { requests: { average: number; total: number }; non2xx: number; errors: number };
-        resolve({ rps: json.requests.average, total: json.requests.total, non2xx: json.non2xx, errors: json.errors });
+        resolve(parse(out));
       } catch (error) {
-        reject(new Error(`autocannon output did not parse: ${out.slice(0, 200)} (${(error as Error).message})`));
+        reject(new Error(`${args[0]} output did not parse: ${out.slice(0, 300)} (${(error as Error).message})`));
       }
     });
+  });
+}
+
+function wrk(port: number, headers: Record<string, string>, seconds: number, connections: number): Promise<LoadResult> {
+  const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
+  return run(['wrk', '-t1', `-c${connections}`, `-d${seconds}s`, ...h, `http://127.0.0.1:${port}/`], (out) => {
+    const number = (pattern: RegExp): number => Number(pattern.exec(out)?.[1] ?? 0);
+    const total = number(/(\d+) requests in/);
+    if (!/Requests\/sec:/.test(out)) throw new Error('no Requests/sec line');
+    const errors = [...out.matchAll(/(connect|read|write|timeout) (\d+)/g)].reduce((sum, m) => sum + Number(m[2]), 0);
+    return { rps: number(/Requests\/sec:\s+([\d.]+)/), total, non2xx: number(/Non-2xx or 3xx responses: (\d+)/), errors };
+  });
+}
+
+function autocannon(port: number, headers: Record<string, string>, seconds: number, connections: number): Promise<LoadResult> {
+  const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]);
+  return run([process.execPath, autocannonBin, '-c', String(connections), '-d', String(seconds), '-j', ...h, `http://127.0.0.1:${port}/`], (out) => {
+    const json = JSON.parse(out) as { requests: { average: number; total: number }; non2xx: number; errors: number };
+    return { rps: json.requests.average, total: json.requests.total, non2xx: json.non2xx, errors: json.errors };
   });
 }
 

@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMain, median, percentile, quick, report, sample, type Row } from './harness.ts';
 import { htmlPage } from './fixtures/pages.ts';
+import { builtPackage, ensureBuilt } from './package.ts';
 
 const self = fileURLToPath(import.meta.url);
 const now = (): number => performance.timeOrigin + performance.now();
@@ -42,7 +43,7 @@ function tell(message: Record<string, unknown>): void {
 
 async function serveMode(config: ServeConfig): Promise<void> {
   const { default: Koa } = await import('koa');
-  const { SqliteStore } = await import('../src/cache/stores/sqlite.ts');
+  const { SqliteStore } = await import('../dist/cache/stores/sqlite.js' as string) as typeof import('../src/cache/stores/sqlite.ts');
   const app = new Koa();
   app.silent = true;
   const page = htmlPage(50 * 1024, 9);
@@ -54,7 +55,7 @@ async function serveMode(config: ServeConfig): Promise<void> {
   };
 
   if (config.mode === 'ours') {
-    const { buffer } = await import('../src/middleware.ts');
+    const { buffer } = await builtPackage();
     // The store as given, reporting the moment an entry lands in it.
     const store = {
       get: (key: string) => shared.get(key),
@@ -154,6 +155,7 @@ async function stampede(workers: Worker[], path: string, count: number): Promise
 }
 
 async function main(): Promise<void> {
+  ensureBuilt();
   const reps = quick ? 2 : 5;
   const dir = mkdtempSync(join(tmpdir(), 'kb-stampede-'));
   const rows: Row[] = [];
