@@ -7,14 +7,16 @@
 import type { Context, Middleware } from 'koa';
 import { resolveSection, type ResolvedOptions, type SectionOptions } from './options.ts';
 
-const declarations = new WeakMap<Context, Partial<ResolvedOptions>>();
+/** The declarations on the context, under a private symbol (see context.ts for why not a WeakMap). */
+const declarationsKey = Symbol('koa-buffer section declarations');
+type WithDeclarations = Context & { [declarationsKey]?: Partial<ResolvedOptions> };
 
 /**
  * The declarations in force for a request: those of every section it went
  * through, the innermost winning key by key; undefined when there were none.
  */
 export function sectionDeclarations(ctx: Context): Partial<ResolvedOptions> | undefined {
-  return declarations.get(ctx);
+  return (ctx as WithDeclarations)[declarationsKey];
 }
 
 /**
@@ -36,8 +38,8 @@ export function sectionDeclarations(ctx: Context): Partial<ResolvedOptions> | un
 export function bufferSection(declared: SectionOptions): Middleware {
   const resolved = resolveSection(declared);
   return async function bufferSectionMiddleware(ctx, next) {
-    const outer = declarations.get(ctx);
-    declarations.set(ctx, outer ? { ...outer, ...resolved } : resolved);
+    const outer = (ctx as WithDeclarations)[declarationsKey];
+    (ctx as WithDeclarations)[declarationsKey] = outer ? { ...outer, ...resolved } : resolved;
     await next();
   };
 }
