@@ -410,13 +410,18 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
 };
 
 /** `ctx.state.buffer` read as SPEC 2 says: off, nothing set, or an object of overrides. */
-export type ResponseOverride = { off: true } | { off: false; values: Record<string, unknown> | undefined };
+export type ResponseOverride = { readonly off: true } | { readonly off: false; readonly values: Record<string, unknown> | undefined };
+
+// Shared answers: reading the override is on every request's path and allocates nothing in the usual cases.
+const turnedOff: ResponseOverride = Object.freeze({ off: true });
+const nothingSet: ResponseOverride = Object.freeze({ off: false, values: undefined });
 
 /** Reads `ctx.state.buffer`: 0, false and '' turn koa-buffer off; undefined and null set nothing; an object overrides. */
 export function readOverride(value: unknown): ResponseOverride {
-  if (value === 0 || value === false || value === '') return { off: true };
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) return { off: false, values: value as Record<string, unknown> };
-  return { off: false, values: undefined };
+  if (value === undefined || value === null) return nothingSet;
+  if (value === 0 || value === false || value === '') return turnedOff;
+  if (typeof value === 'object' && !Array.isArray(value)) return { off: false, values: value as Record<string, unknown> };
+  return nothingSet;
 }
 
 /**

@@ -123,9 +123,7 @@ function hit(ctx: Context, visit: Visit, entry: CacheEntry): true {
 
 /**
  * The pipeline hook of a hit. It takes ctx as an argument rather than closing
- * over it: a closure over ctx, kept in the state that a WeakMap keyed by ctx
- * holds, is a cycle through an ephemeron that a scavenge cannot free, so
- * every hit would survive into old space and cost a full collection.
+ * over it, as the other hooks in the request state do.
  */
 function preparedAnswer(state: RequestState, runtime: CacheRuntime, key: string, entry: CacheEntry): (ctx: Context) => boolean {
   return (ctx) => {

@@ -2,36 +2,43 @@
  * Prepared hits: the pipeline's own answer to a replayed entry, remembered
  * and given again when the same entry is replayed to a request that would
  * go through the pipeline with exactly the same inputs, so a hit costs a
- * lookup and a few header sets instead of CHECK, OPTIMISE, COMPRESS and
- * VALIDATE.
+ * lookup and a few header sets instead of CHECK, COMPRESS and VALIDATE.
  *
  * Nothing here decides anything the pipeline decides: the first replay of
  * an entry for an Accept-Encoding value goes through the whole pipeline,
  * and what it changed (headers set or removed, the final body) is recorded
  * beside the response as it stood when the pipeline began. A later replay
- * takes the shortcut only when its response stands exactly the same at that
- * point — status, body, every header name and value (Cache-Status aside,
- * whose ttl moves) — and its request differs in nothing the pipeline reads:
- * same Accept-Encoding, no conditional header, the `buffer()` options
- * unchanged by sections and `ctx.state.buffer`, and a `lastModified` that
- * is not a function. The entry's Last-Modified cannot move while the entry
- * is fresh: a newer app script or template makes the entry stale first.
+ * takes the shortcut only when its request differs in nothing the pipeline
+ * reads — same Accept-Encoding, no conditional header, the `buffer()`
+ * options unchanged by sections and `ctx.state.buffer`, a `lastModified`
+ * that is not a function (checked by the caller) — and its response agrees
+ * with the recorded one in everything the pipeline reads or writes: status,
+ * body, and the headers in {@link pipelineHeaders} and in what the pipeline
+ * changed. Other headers (a request id set by an outer middleware) are not
+ * the pipeline's business: they are neither compared nor touched, so they
+ * stay this request's own. The entry's Last-Modified cannot move while the
+ * entry is fresh: a newer app script or template makes the entry stale first.
  */
 import type { Context } from 'koa';
 import { LRUCache } from 'lru-cache';
 import type { RequestState } from '../context.ts';
 import type { CacheEntry } from './entry.ts';
 
-/** Response headers as the pipeline found them: names in order, and their values. */
-interface Headers {
-  readonly names: readonly string[];
-  readonly values: ReadonlyArray<number | string | readonly string[] | undefined>;
-}
+/**
+ * The response headers the pipeline (middleware.ts, steps CHECK to SEND, with
+ * Koa's body setter) reads: what its decisions for a replayed entry depend on.
+ * A header it sets or removes is compared too, whatever its name.
+ */
+export const pipelineHeaders: readonly string[] = ['content-type', 'content-encoding', 'content-length', 'transfer-encoding', 'vary', 'etag', 'last-modified'];
+
+type Value = number | string | readonly string[] | undefined;
 
 /** One remembered answer. */
 interface Prepared {
-  readonly before: Headers;
   readonly status: number;
+  /** Names the response must agree on, and their values when the pipeline began. */
+  readonly watched: readonly string[];
+  readonly before: readonly Value[];
   /** What the pipeline set (name, value) and removed. */
   readonly set: ReadonlyArray<readonly [string, number | string | readonly string[]]>;
   readonly removed: readonly string[];
@@ -39,29 +46,26 @@ interface Prepared {
   readonly body: Buffer;
 }
 
-/** Cache-Status carries the entry's remaining ttl, which changes; the pipeline never touches it. */
-const moving = 'cache-status';
-
-function snapshot(ctx: Context, all: readonly string[] = ctx.res.getHeaderNames()): Headers {
-  const names = all.filter((name) => name !== moving);
-  return { names, values: names.map((name) => ctx.res.getHeader(name) as Headers['values'][number]) };
-}
-
-/** True when the response's headers (`all`, as getHeaderNames gave them) are exactly `known`; allocates nothing. */
-function standsAs(ctx: Context, all: readonly string[], known: Headers): boolean {
-  let j = 0;
-  for (const name of all) {
-    if (name === moving) continue;
-    if (known.names[j] !== name || !sameValue(known.values[j], ctx.res.getHeader(name) as Headers['values'][number])) return false;
-    j++;
-  }
-  return j === known.names.length;
-}
-
-function sameValue(a: Headers['values'][number], b: Headers['values'][number]): boolean {
+function sameValue(a: Value, b: Value): boolean {
   if (a === b) return true;
   if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
   return a.every((item, i) => item === b[i]);
+}
+
+/** True when the response's watched headers hold what they held when `known` was recorded; allocates nothing. */
+function agrees(ctx: Context, known: Prepared): boolean {
+  const res = ctx.res;
+  for (let i = 0; i < known.watched.length; i++) {
+    if (!sameValue(known.before[i], res.getHeader(known.watched[i]!) as Value)) return false;
+  }
+  return true;
+}
+
+/** Every response header: names and values, in Node's order. */
+function snapshot(ctx: Context): Map<string, Value> {
+  const all = new Map<string, Value>();
+  for (const name of ctx.res.getHeaderNames()) all.set(name, ctx.res.getHeader(name) as Value);
+  return all;
 }
 
 /** The answers remembered for one entry of one key, by Accept-Encoding value. */
@@ -99,39 +103,37 @@ export class PreparedHits {
     if (ctx.body !== entry.body || ctx.status !== entry.status) return false;
     const encodings = ctx.request.headers['accept-encoding'] ?? '';
     // The entry is told by its key, creation time and length; no string is built per hit.
-    let forEntry = this.#lru.get(key);
-    if (forEntry !== undefined && (forEntry.created !== entry.created || forEntry.length !== entry.body.length)) forEntry = undefined;
-    const all = ctx.res.getHeaderNames();
-    const known = forEntry?.byEncodings.get(encodings);
-    if (known !== undefined && known.status === ctx.status && standsAs(ctx, all, known.before)) {
+    const forEntry = this.#lru.get(key);
+    const known = forEntry !== undefined && forEntry.created === entry.created && forEntry.length === entry.body.length
+      ? forEntry.byEncodings.get(encodings)
+      : undefined;
+    if (known !== undefined && known.status === ctx.status && agrees(ctx, known)) {
+      const res = ctx.res;
+      for (const name of known.removed) res.removeHeader(name);
       ctx.body = known.body;
-      for (const [name, value] of known.set) ctx.res.setHeader(name, value);
-      for (const name of known.removed) ctx.res.removeHeader(name);
+      for (const [name, value] of known.set) res.setHeader(name, value);
       return true;
     }
-    const before = snapshot(ctx, all);
+    const before = snapshot(ctx);
     state.onFinish.push((done) => this.#remember(done, state, key, entry, encodings, before));
     return false;
   }
 
   /** After the pipeline: what it did to a plain 200 becomes the answer for the same inputs. */
-  #remember(ctx: Context, state: RequestState, key: string, entry: CacheEntry, encodings: string, before: Headers): void {
+  #remember(ctx: Context, state: RequestState, key: string, entry: CacheEntry, encodings: string, before: Map<string, Value>): void {
     if (state.failed || ctx.status !== 200 || !Buffer.isBuffer(ctx.body)) return;
     const after = snapshot(ctx);
     const set: Array<[string, number | string | readonly string[]]> = [];
-    for (let i = 0; i < after.names.length; i++) {
-      const name = after.names[i]!;
-      const at = before.names.indexOf(name);
-      const value = after.values[i];
-      if (value !== undefined && (at < 0 || !sameValue(before.values[at], value))) set.push([name, value]);
-    }
-    const removed = before.names.filter((name) => !after.names.includes(name));
+    for (const [name, value] of after) if (value !== undefined && !sameValue(before.get(name), value)) set.push([name, value]);
+    const removed = [...before.keys()].filter((name) => !after.has(name));
+    const watched = [...new Set([...pipelineHeaders, ...set.map(([name]) => name), ...removed])];
     let forEntry = this.#lru.get(key);
     if (forEntry === undefined || forEntry.created !== entry.created || forEntry.length !== entry.body.length) {
       forEntry = { created: entry.created, length: entry.body.length, byEncodings: new Map(), bytes: 0 };
     }
     if (forEntry.byEncodings.size >= encodingsPerEntry && !forEntry.byEncodings.has(encodings)) return;
-    forEntry.byEncodings.set(encodings, { before, status: 200, set, removed, body: ctx.body });
+    const prepared: Prepared = { status: 200, watched, before: watched.map((name) => before.get(name)), set, removed, body: ctx.body };
+    forEntry.byEncodings.set(encodings, prepared);
     forEntry.bytes += ctx.body.length + encodings.length;
     // Set again so the LRU counts the new size.
     this.#lru.set(key, forEntry);

@@ -8,7 +8,7 @@
 import test from 'ava';
 import type { Context, Next } from 'koa';
 import { buffer } from '../../src/middleware.ts';
-import { decode, htmlPage, rawRequest, serve, type RawResponse } from '../helpers/serve.ts';
+import { decode, htmlPage, rawRequest, recordingLogger, serve, type RawResponse } from '../helpers/serve.ts';
 
 const page = htmlPage(20 * 1024, 11);
 
@@ -106,4 +106,30 @@ test('a conditional request for a prepared hit still gets its 304, and an outer 
   t.is(notModified.headers.etag, hit.headers.etag);
   const modifiedSince = await server.request('/', { headers: { ...headers, 'if-none-match': '"other"' } });
   t.is(modifiedSince.status, 200);
+});
+
+test('a header an outer middleware sets per request does not keep a hit from its prepared answer, and stays its own', async (t) => {
+  const logger = recordingLogger();
+  let requestId = 0;
+  const server = await serve(t, [async (ctx: Context, next: Next) => {
+    ctx.set('X-Request-Id', String(++requestId));
+    await next();
+  }, buffer({ cache: true, logger }), async (ctx) => {
+    if (await ctx.bufferIsCached()) return;
+    ctx.type = 'html';
+    ctx.body = page;
+  }]);
+  const headers = { 'accept-encoding': 'gzip' };
+  await server.request('/', { headers }); // the build
+  const first = await server.request('/', { headers }); // the first hit: through the pipeline, recorded
+  const pipelineRuns = (): number => logger.count(/^coding gzip/);
+  const before = pipelineRuns();
+  const later = [];
+  for (let i = 0; i < 3; i++) later.push(await server.request('/', { headers }));
+  t.is(pipelineRuns(), before, 'later hits skip the pipeline');
+  for (const [i, response] of later.entries()) {
+    t.is(response.headers['x-request-id'], String(requestId - 2 + i));
+    t.deepEqual(decode(response), decode(first));
+    t.is(response.headers.etag, first.headers.etag);
+  }
 });
