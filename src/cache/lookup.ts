@@ -5,7 +5,8 @@
  * code: SPEC 7's staleness rule) or an error; a write is true or false.
  */
 import type { ResolvedOptions } from '../options.ts';
-import { newestMtimeMs } from '../response/last-modified.ts';
+import { recentNewestMtimeMs } from '../response/last-modified.ts';
+export { mtimeTrustMs } from '../response/last-modified.ts';
 import type { DecisionLog } from '../response/decision-log.ts';
 import { bounded, errorText } from './bounded.ts';
 import type { Forward } from './cache-status.ts';
@@ -48,36 +49,12 @@ function limit(slot: Slot): number {
   return slot.options.cacheStoreTimeout * 1000;
 }
 
-/**
- * How long the newest mtime of the app script and the templates is trusted
- * before it is read again, ms. Reading it costs a stat per file, which a
- * cache hit would otherwise pay every time (a few microseconds, a tenth of
- * a hit); a template edited now is noticed within this time.
- */
-export const mtimeTrustMs = 250;
-
-interface Scan {
-  newest: number | undefined;
-  at: number;
-}
-
-/** The last scan by what it scanned: the template paths and templateMtimeCache of the options. */
-const scans = new WeakMap<object, Map<unknown, Scan>>();
-
-/** The newest mtime of the app script and the templates, in ms: remembered for {@link mtimeTrustMs}. */
+/** The newest mtime of the app script and the templates, in ms, as Last-Modified reads it (trusted for mtimeTrustMs). */
 function newestCodeMtime(slot: Slot): number | undefined | Promise<number | undefined> {
   const { options, log } = slot;
-  let byCache = scans.get(options.templatePaths);
-  if (byCache === undefined) scans.set(options.templatePaths, (byCache = new Map()));
-  const known = byCache.get(options.templateMtimeCache);
-  const now = performance.now();
-  if (known !== undefined && now - known.at < mtimeTrustMs) return known.newest;
-  return newestMtimeMs({
+  return recentNewestMtimeMs({
     templatePaths: options.templatePaths, templateMtimeCache: options.templateMtimeCache,
     templateMtimeCacheDuration: options.templateMtimeCacheDuration, logger: log.logger, messages: log.messages,
-  }).then((newest) => {
-    byCache.set(options.templateMtimeCache, { newest, at: now });
-    return newest;
   });
 }
 

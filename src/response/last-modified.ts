@@ -7,7 +7,10 @@
  * The scan uses synchronous stat calls: for the usual handful of files one
  * stat costs a few microseconds, far less than a threadpool round trip; a
  * large template tree is what templateMtimeCache is for (seed, "Last-Modified
- * performance").
+ * performance"). The middleware and the server-side cache read the scan
+ * through {@link recentNewestMtimeMs}, which trusts an answer for
+ * {@link mtimeTrustMs}: per response, the stat was a tenth of a cache hit
+ * and of a memoised page.
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -119,6 +122,42 @@ export async function newestMtimeMs(sources: MtimeSources, script: string | null
   return Number.isFinite(newest) ? newest : undefined;
 }
 
+/**
+ * How long the newest mtime of the app script and the templates is trusted
+ * before the files are read again, ms. A template edited now is noticed
+ * within this time, by Last-Modified and by the server-side cache's
+ * staleness rule alike.
+ */
+export const mtimeTrustMs = 250;
+
+interface Scan {
+  readonly newest: number | undefined;
+  readonly at: number;
+  readonly script: string | null;
+}
+
+/** The last scan by what it scanned: the template paths, then the templateMtimeCache, of one set of options. */
+const scans = new WeakMap<readonly string[], Map<MtimeCache | undefined, Scan>>();
+
+/**
+ * {@link newestMtimeMs} of the app script and `sources`, read at most once
+ * per {@link mtimeTrustMs}: synchronous while the last answer is trusted.
+ *
+ * @param sources - the template paths, the cache and the logger; the same
+ *   `templatePaths` array (the options' own) finds the last answer
+ */
+export function recentNewestMtimeMs(sources: MtimeSources, script: string | null = process.argv[1] ?? null): number | undefined | Promise<number | undefined> {
+  let byCache = scans.get(sources.templatePaths);
+  if (byCache === undefined) scans.set(sources.templatePaths, (byCache = new Map()));
+  const known = byCache.get(sources.templateMtimeCache);
+  const now = performance.now();
+  if (known !== undefined && known.script === script && now - known.at < mtimeTrustMs) return known.newest;
+  return newestMtimeMs(sources, script).then((newest) => {
+    byCache.set(sources.templateMtimeCache, { newest, at: now, script });
+    return newest;
+  });
+}
+
 /** Seconds since the epoch of a non-function value; undefined for "none". */
 function valueSeconds(value: unknown): number | 'scan' | undefined {
   if (value === true || value === 1) return 'scan';
@@ -135,26 +174,39 @@ function valueSeconds(value: unknown): number | 'scan' | undefined {
   return undefined;
 }
 
+const wholeSeconds = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : Math.floor(ms / 1000));
+
 /**
  * The Last-Modified of a response in seconds since the epoch, or undefined
- * for none. A function is called with the context and may return a Promise;
- * one that returns a function (or throws) counts as none.
+ * for none; synchronous unless a function or a fresh scan must be awaited.
+ * A function is called with the context and may return a Promise; one that
+ * returns a function (or throws) counts as none. The scan is the trusted one
+ * of {@link recentNewestMtimeMs}.
  */
-export async function lastModifiedSeconds(option: unknown, ctx: Context, sources: MtimeSources): Promise<number | undefined> {
-  let value: unknown = option;
-  if (typeof value === 'function') {
-    try {
-      value = await (value as (ctx: Context) => unknown)(ctx);
-    } catch {
-      return undefined;
-    }
-    if (typeof value === 'function') return undefined;
-  }
-  const seconds = valueSeconds(value);
-  return seconds === 'scan' ? newestMtime(sources) : seconds;
+export function lastModifiedSeconds(option: unknown, ctx: Context, sources: MtimeSources): number | undefined | Promise<number | undefined> {
+  if (typeof option === 'function') return fromFunction(option as (ctx: Context) => unknown, ctx, sources);
+  const seconds = valueSeconds(option);
+  if (seconds !== 'scan') return seconds;
+  const ms = recentNewestMtimeMs(sources);
+  return ms instanceof Promise ? ms.then(wholeSeconds) : wholeSeconds(ms);
 }
 
-/** The HTTP-date form of a time in seconds. */
+async function fromFunction(option: (ctx: Context) => unknown, ctx: Context, sources: MtimeSources): Promise<number | undefined> {
+  let value: unknown;
+  try {
+    value = await option(ctx);
+  } catch {
+    return undefined;
+  }
+  if (typeof value === 'function') return undefined;
+  const seconds = valueSeconds(value);
+  return seconds === 'scan' ? wholeSeconds(await recentNewestMtimeMs(sources)) : seconds;
+}
+
+let lastDate: { seconds: number; text: string } = { seconds: NaN, text: '' };
+
+/** The HTTP-date form of a time in seconds (the last one remembered: most responses share it). */
 export function httpDate(seconds: number): string {
-  return new Date(seconds * 1000).toUTCString();
+  if (seconds !== lastDate.seconds) lastDate = { seconds, text: new Date(seconds * 1000).toUTCString() };
+  return lastDate.text;
 }

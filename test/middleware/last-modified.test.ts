@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { buffer } from '../../src/middleware.ts';
-import { newestMtime } from '../../src/response/last-modified.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { mtimeTrustMs, newestMtime } from '../../src/response/last-modified.ts';
 import { builtinMessages } from '../../src/messages.ts';
 import { recordingLogger, serve } from '../helpers/serve.ts';
 import type { BufferOptions } from '../../src/options.ts';
@@ -100,9 +101,13 @@ test('templateMtimeCache remembers the scan for templateMtimeCacheDuration, pass
   t.deepEqual(calls, ['get', 'set 120000']);
   // A template edited now is not seen until the cached value expires: the documented trade.
   utimesSync(join(dir, 'index.html'), future + 3600, future + 3600);
+  t.is((await server.request('/')).headers['last-modified'], httpDate(future), 'within mtimeTrustMs the last answer is used');
+  t.deepEqual(calls, ['get', 'set 120000'], 'not even the templateMtimeCache is asked');
+  await sleep(mtimeTrustMs + 50);
   t.is((await server.request('/')).headers['last-modified'], httpDate(future), 'the cached scan is used');
   t.deepEqual(calls, ['get', 'set 120000', 'get']);
   store.clear();
+  await sleep(mtimeTrustMs + 50);
   t.is((await server.request('/')).headers['last-modified'], httpDate(future + 3600), 'after expiry the scan runs again');
 });
 
