@@ -11,6 +11,16 @@
  * - coding entries map (entity MD5, coding, level) — the very MD5 the ETag
  *   is made of — to the compressed bytes, or to "no gain" when compression
  *   did not make that entity smaller.
+ *
+ * An entity entry is kept from the second time its entity is seen: the
+ * first sighting only leaves its MD5 in a small bounded set (the MD5, not
+ * the fingerprint, which a page differing in one counter shares). A page whose
+ * bytes change on every request (a timestamp, a counter) would otherwise
+ * fill the memo with bodies never seen again, each held until evicted and so
+ * promoted to the old generation; with the bytes changing on every request
+ * that cost a fifth of the requests a second. A repeated body loses nothing
+ * but one comparison's worth of savings, once: its coding entry, keyed by
+ * MD5, is kept from the first sighting.
  */
 import { LRUCache } from 'lru-cache';
 
@@ -73,9 +83,13 @@ function same(a: Buffer | string, b: Buffer | string): boolean {
   return a.equals(b);
 }
 
+/** MD5s of entities seen once, at most this many (then forgotten all at once: no bookkeeping per request). */
+const sightingsMax = 4096;
+
 /** The memo of one `buffer()` middleware. */
 export class RepresentationMemo {
   readonly #lru: LRUCache<string, Entry> | undefined;
+  readonly #seenOnce = new Set<string>();
 
   /** @param maxSize - the byte budget; 0 turns the memo off */
   constructor(maxSize: number) {
@@ -110,9 +124,21 @@ export class RepresentationMemo {
     return same(known.raw, raw) ? known : undefined;
   }
 
-  /** Remembers what `raw` became under `variant`. */
-  learn(raw: Buffer | string, variant: string, entity: Buffer, md5: string): void {
-    if (!this.#lru) return;
+  /**
+   * Remembers what `raw` became under `variant`, from the second time it is
+   * learnt (see the module comment).
+   *
+   * @returns true when it is kept now
+   */
+  learn(raw: Buffer | string, variant: string, entity: Buffer, md5: string): boolean {
+    if (!this.#lru) return false;
+    const sighting = `${variant}\0${md5}`;
+    if (!this.#seenOnce.delete(sighting)) {
+      if (this.#seenOnce.size >= sightingsMax) this.#seenOnce.clear();
+      this.#seenOnce.add(sighting);
+      return false;
+    }
+    const key = `e\0${variant}\0${fingerprint(raw)}`;
     // A Buffer may be reused and changed in place by the application after this
     // response: keep a copy, so the memo never compares a body with itself.
     let kept: KnownEntity = { raw, entity, md5 };
@@ -120,7 +146,8 @@ export class RepresentationMemo {
       const copy = Buffer.from(raw);
       kept = { raw: copy, entity: entity === raw ? copy : entity, md5 };
     }
-    this.#lru.set(`e\0${variant}\0${fingerprint(raw)}`, kept);
+    this.#lru.set(key, kept);
+    return this.#lru.has(key);
   }
 
   /**

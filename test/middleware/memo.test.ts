@@ -86,7 +86,8 @@ test('the memo evicts old pages and never grows past its bound', async (t) => {
   const logger = recordingLogger();
   const bound = 256 * 1024;
   const server = await serve(t, [buffer({ logger, memoMaxSize: bound }), (ctx) => { ctx.body = htmlPage(16 * 1024, Number(ctx.path.slice(1))); }]);
-  for (let i = 1; i <= 40; i++) await server.request(`/${i}`, { headers: { 'accept-encoding': 'br' } });
+  // Twice each: a body is remembered from its second sighting.
+  for (let i = 1; i <= 40; i++) for (let k = 0; k < 2; k++) await server.request(`/${i}`, { headers: { 'accept-encoding': 'br' } });
   t.is(logger.count(compressions), 40);
   await server.request('/40', { headers: { 'accept-encoding': 'br' } });
   t.is(logger.count(compressions), 40, 'the newest page is still remembered');
@@ -97,11 +98,13 @@ test('the memo evicts old pages and never grows past its bound', async (t) => {
   for (let i = 0; i < 200; i++) {
     const raw = Buffer.from(htmlPage(4096 + i * 37, i));
     memo.learn(raw, '', raw, String(i).padStart(32, '0'));
+    memo.learn(raw, '', raw, String(i).padStart(32, '0'));
     memo.remember(String(i).padStart(32, '0'), 'br', 4, raw.subarray(0, 1000 + i));
     t.true(memo.size <= bound, `after ${i + 1} pages the memo holds ${memo.size} <= ${bound} bytes`);
   }
   const huge = Buffer.alloc(bound + 1, 'x');
   memo.learn(huge, '', huge, 'f'.repeat(32));
+  t.false(memo.learn(huge, '', huge, 'f'.repeat(32)), 'an entry larger than the bound is refused');
   t.true(memo.size <= bound, 'an entry larger than the bound is not kept');
   t.is(memo.recall(huge, ''), undefined);
 });
@@ -110,7 +113,9 @@ test('a recalled entity must be byte-identical and of the same optimisation vari
   const memo = new RepresentationMemo(1024 * 1024);
   const raw = Buffer.from(htmlPage(4096, 1));
   const squashed = Buffer.from('<p>squashed</p>');
-  memo.learn(raw, 'o1', squashed, 'a'.repeat(32));
+  t.false(memo.learn(raw, 'o1', squashed, 'a'.repeat(32)), 'a body seen once is not kept');
+  t.is(memo.recall(raw, 'o1'), undefined);
+  t.true(memo.learn(raw, 'o1', squashed, 'a'.repeat(32)), 'seen twice, it is');
   t.is(memo.recall(Buffer.from(raw), 'o1')?.entity, squashed, 'a copy of the same bytes is recognised');
   t.is(memo.recall(raw, 'o2'), undefined, 'another variant is another entity');
   t.is(memo.recall(raw, ''), undefined);
@@ -121,4 +126,21 @@ test('a recalled entity must be byte-identical and of the same optimisation vari
   memo.remember('a'.repeat(32), 'br', 4, null);
   t.is(memo.encoded('a'.repeat(32), 'br', 4), null, '"no gain" is remembered too');
   t.is(new RepresentationMemo(0).enabled, false);
+});
+
+test('bytes that change on every request leave no bodies in the memo, only their compressed forms', async (t) => {
+  let n = 0;
+  const page = htmlPage(16 * 1024, 9);
+  const logger = recordingLogger();
+  const server = await serve(t, [buffer({ logger }), (ctx) => { ctx.body = `${page}<p>${n++}</p>`; }]);
+  for (let i = 0; i < 5; i++) t.is(decode(await server.request('/', { headers: { 'accept-encoding': 'gzip' } })).toString(), `${page}<p>${i}</p>`);
+  t.is(logger.count(compressions), 5);
+  // What the memo holds, through a memo of its own: 20 changing pages of 16 KiB.
+  const memo = new RepresentationMemo(64 * 1024 * 1024);
+  for (let i = 0; i < 20; i++) {
+    const raw = `${page}<p>${i}</p>`;
+    memo.learn(raw, '', Buffer.from(raw), String(i).padStart(32, '0'));
+    memo.remember(String(i).padStart(32, '0'), 'gzip', 6, Buffer.alloc(1000));
+  }
+  t.true(memo.size < 20 * (1000 + 200), `only the 20 compressed forms are held (${memo.size} bytes)`);
 });
