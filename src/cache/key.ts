@@ -10,6 +10,7 @@
  * is not well-formed UTF-16 (a lone surrogate, which UTF-8 would turn into
  * U+FFFD) as `!` + its code units in hex.
  */
+import { createRequire } from 'node:module';
 import type { Context } from 'koa';
 import { md5 } from '../native/exports.ts';
 
@@ -84,7 +85,20 @@ function encode(ctx: Context, varyBy: readonly string[], as: (text: string) => s
 export function cacheKeyOf(ctx: Context, options: KeyOptions): string {
   const custom = typeof options.cacheKey === 'function' ? options.cacheKey(ctx) : options.cacheKey;
   if (typeof custom === 'string' && custom !== '') return custom;
-  const material = keyMaterial(ctx, options.varyBy);
+  const signature = requestSignature(ctx, options.varyBy);
+  if (signature !== undefined) {
+    const known = bySignature.get(signature);
+    if (known !== undefined) return known;
+    const key = generatedKey(ctx, options.varyBy);
+    if (bySignature.size >= recentMax) bySignature.clear();
+    bySignature.set(signature, key);
+    return key;
+  }
+  return generatedKey(ctx, options.varyBy);
+}
+
+function generatedKey(ctx: Context, varyBy: readonly string[]): string {
+  const material = keyMaterial(ctx, varyBy);
   if (material.length > recentLongest) return `buffer:${md5(material)}`;
   let key = recent.get(material);
   if (key === undefined) {
@@ -100,3 +114,67 @@ export function cacheKeyOf(ctx: Context, options: KeyOptions): string {
 const recent = new Map<string, string>();
 const recentMax = 4096;
 const recentLongest = 512;
+
+/**
+ * Keys of recent requests by their signature: the request's own url, Host
+ * and varyBy headers, framed by length. Reading host, path and query through
+ * Koa's getters and framing them cost a cache hit more than the lookup in
+ * the store. The signature decides the key only while those getters are
+ * Koa's own, unshadowed (then host, path and query are functions of the url
+ * and Host), with `app.proxy` off (X-Forwarded-Host would count) and
+ * HTTP/1 (`:authority` would): otherwise the key is made from the getters.
+ */
+const bySignature = new Map<string, string>();
+
+/** Request properties whose getters the signature stands for. */
+const derived = ['host', 'path', 'querystring', 'url'] as const;
+
+/** Koa's request prototype, as the `koa` this package resolves ships it; undefined when it cannot be loaded. */
+const koaRequest = ((): object | undefined => {
+  try {
+    return createRequire(import.meta.url)('koa/lib/request.js') as object;
+  } catch {
+    return undefined;
+  }
+})();
+
+/** By an application's request prototype (`app.request`): whether it reads them through Koa's own getters. */
+const plainRequests = new WeakMap<object, boolean>();
+
+function readsThroughKoa(request: object): boolean {
+  const appRequest = Object.getPrototypeOf(request) as object | null;
+  if (appRequest === null || koaRequest === undefined) return false;
+  let plain = plainRequests.get(appRequest);
+  if (plain === undefined) {
+    plain = derived.every((name) => {
+      const found = descriptorOf(appRequest, name);
+      return found !== undefined && found.get === Object.getOwnPropertyDescriptor(koaRequest, name)?.get;
+    });
+    plainRequests.set(appRequest, plain);
+  }
+  return plain && !derived.some((name) => Object.hasOwn(request, name));
+}
+
+/** The descriptor `name` resolves to on `object`'s prototype chain. */
+function descriptorOf(object: object | null, name: string): PropertyDescriptor | undefined {
+  for (let o = object; o !== null; o = Object.getPrototypeOf(o) as object | null) {
+    const found = Object.getOwnPropertyDescriptor(o, name);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** The request's signature, or undefined when it may not stand for the key (see {@link bySignature}) or is long. */
+function requestSignature(ctx: Context, varyBy: readonly string[]): string | undefined {
+  if (!readsThroughKoa(ctx.request)) return undefined;
+  const { req } = ctx;
+  if (ctx.app.proxy || req.httpVersionMajor >= 2) return undefined;
+  const url = req.url ?? '';
+  const host = req.headers.host;
+  let signature = `${url.length}:${url}${host === undefined ? '-' : `${host.length}:${host}`}`;
+  for (const name of varyBy) {
+    const value = header(ctx, name);
+    signature += value === undefined ? '-' : `${value.length}:${value}`;
+  }
+  return signature.length > recentLongest ? undefined : signature;
+}

@@ -3,9 +3,12 @@
  * make two different inputs share it, and that the things it separates
  * (hosts, cookies, query strings) never share an entry over real HTTP.
  */
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
 import test from 'ava';
 import fc from 'fast-check';
-import type { Context } from 'koa';
+import Koa, { type Context } from 'koa';
+import { md5 } from '../../src/native/exports.ts';
 import { cacheKeyOf, keyMaterial } from '../../src/cache/key.ts';
 import { buffer } from '../../src/middleware.ts';
 import type { BufferOptions } from '../../src/options.ts';
@@ -187,4 +190,43 @@ test('the cacheKey option names the store entry as given; a throwing cacheKey fu
   t.is(response.headers['cache-status'], 'koa-buffer; fwd=bypass; detail=KEY-ERROR');
   t.is(failing.store.size, 0);
   t.is(log.count(/^the cacheKey function failed, so this request bypasses the cache: no key today$/), 1);
+});
+
+/** A real Koa context for a request with this url and these headers (nothing is sent). */
+function koaContext(app: Koa, url: string, headers: Record<string, string>): Context {
+  const req = new IncomingMessage(new Socket());
+  req.url = url;
+  req.headers = headers;
+  req.httpVersionMajor = 1;
+  return app.createContext(req, new ServerResponse(req)) as Context;
+}
+
+test('the key a request signature finds is the key made from host, path and query, whatever they hold (property, fixed seed)', (t) => {
+  const app = new Koa();
+  const value = fc.string({ unit: fc.constantFrom('a', 'b', ':', '1', ',', ' ', '@', '?', '&', '=', '/', '%', '#', '.'), maxLength: 8 });
+  fc.assert(fc.property(value, value, fc.option(value, { nil: undefined }), (host, url, cookie) => {
+    const headers: Record<string, string> = { host };
+    if (cookie !== undefined) headers.cookie = cookie;
+    const made = `buffer:${md5(keyMaterial(koaContext(app, `/${url}`, headers), ['cookie']))}`;
+    // Twice: the first call reads the key through Koa's getters, the second finds it by signature.
+    for (let i = 0; i < 2; i++) t.is(cacheKeyOf(koaContext(app, `/${url}`, headers), { cacheKey: undefined, varyBy: ['cookie'] }), made);
+  }), { seed: 7, numRuns: 300 });
+});
+
+test('an application that reads host its own way, or trusts a proxy, gets keys from its getters, not from the request signature', (t) => {
+  const options = { cacheKey: undefined, varyBy: [] };
+  const own = new Koa();
+  Object.defineProperty(own.request, 'host', { get(this: { get(name: string): string }) { return this.get('X-Tenant'); } });
+  const a = cacheKeyOf(koaContext(own, '/p', { host: 'site', 'x-tenant': 'a.example' }), options);
+  t.not(cacheKeyOf(koaContext(own, '/p', { host: 'site', 'x-tenant': 'b.example' }), options), a, 'its host getter tells the tenants apart');
+
+  const proxied = new Koa({ proxy: true });
+  const viaA = cacheKeyOf(koaContext(proxied, '/p', { host: 'edge', 'x-forwarded-host': 'a.example' }), options);
+  t.not(cacheKeyOf(koaContext(proxied, '/p', { host: 'edge', 'x-forwarded-host': 'b.example' }), options), viaA, 'X-Forwarded-Host counts');
+  t.is(cacheKeyOf(koaContext(proxied, '/p', { host: 'elsewhere', 'x-forwarded-host': 'a.example' }), options), viaA, 'Host does not, behind a proxy');
+
+  const plain = new Koa();
+  const shadowed = koaContext(plain, '/p', { host: 'a.example' });
+  Object.defineProperty(shadowed.request, 'path', { value: '/q' });
+  t.is(cacheKeyOf(shadowed, options), cacheKeyOf(koaContext(plain, '/q', { host: 'a.example' }), options), 'a path set on the request itself counts');
 });
