@@ -28,6 +28,29 @@ export function refusesStored(cacheControl: string | undefined): boolean {
 }
 
 /**
+ * How long the NO_CACHE and NO_STORE variables are trusted before they are
+ * read again, ms. The seed bypasses "requests made while NO_CACHE or
+ * NO_STORE is set"; a change at run time is obeyed within this time. Not
+ * read per request: each read is a getenv, a walk through the whole
+ * environment under a lock, and reading both cost a cache hit over loopback
+ * a fifth of its requests a second (bench/cache.bench.ts).
+ */
+export const envTrustMs = 250;
+
+let switchesRead = -Infinity;
+let switchesSet: 'NO_CACHE' | 'NO_STORE' | undefined;
+
+/** NO_CACHE or NO_STORE when either is set in the environment (NO_CACHE first), as read within {@link envTrustMs}. */
+function environmentSwitches(): 'NO_CACHE' | 'NO_STORE' | undefined {
+  const now = performance.now();
+  if (now - switchesRead >= envTrustMs) {
+    switchesRead = now;
+    switchesSet = process.env.NO_CACHE !== undefined ? 'NO_CACHE' : process.env.NO_STORE !== undefined ? 'NO_STORE' : undefined;
+  }
+  return switchesSet;
+}
+
+/**
  * Why this request may not use the cache, or undefined when it may.
  *
  * @param ctx - the request
@@ -42,9 +65,8 @@ export function bypassReason(ctx: Context, hasCache: boolean): BypassReason | un
   // RFC 9111 3.5: a response to an authenticated request is someone's own.
   if (headers.authorization !== undefined) return 'AUTHORIZATION';
   if (refusesStored(headers['cache-control'])) return 'REQUEST-CACHE-CONTROL';
-  // Read per request (the seed: "requests made while NO_CACHE or NO_STORE is set"), so a change at run time is obeyed.
-  if (process.env.NO_CACHE !== undefined) return 'NO_CACHE';
-  if (process.env.NO_STORE !== undefined) return 'NO_STORE';
+  const switches = environmentSwitches();
+  if (switches !== undefined) return switches;
   // The key holds host, path and query; a target in absolute form (RFC 9112 3.2.2) or with a fragment
   // carries more, which ctx.url and ctx.href show the action: stored, it would reach clients who never sent it.
   const target = ctx.originalUrl;
