@@ -260,10 +260,8 @@ const validate: Step = async (work, shared) => {
   if (ctx.status !== 200 || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return true;
   if (options.generateEtag && !ctx.res.hasHeader('ETag')) ctx.set('ETag', entityTag(digest(work, shared), work.coding));
   if (options.lastModified && !ctx.res.hasHeader('Last-Modified')) {
-    const found = lastModifiedSeconds(options.lastModified, ctx, {
-      templatePaths: options.templatePaths, templateMtimeCache: options.templateMtimeCache,
-      templateMtimeCacheDuration: options.templateMtimeCacheDuration, logger: shared.log.logger, messages: shared.log.messages,
-    });
+    // The options carry the template paths, the cache, the logger and the messages a scan needs.
+    const found = lastModifiedSeconds(options.lastModified, ctx, options);
     const seconds = found instanceof Promise ? await found : found;
     if (seconds !== undefined) ctx.set('Last-Modified', httpDate(seconds));
   }

@@ -51,11 +51,8 @@ function limit(slot: Slot): number {
 
 /** The newest mtime of the app script and the templates, in ms, as Last-Modified reads it (trusted for mtimeTrustMs). */
 function newestCodeMtime(slot: Slot): number | undefined | Promise<number | undefined> {
-  const { options, log } = slot;
-  return recentNewestMtimeMs({
-    templatePaths: options.templatePaths, templateMtimeCache: options.templateMtimeCache,
-    templateMtimeCacheDuration: options.templateMtimeCacheDuration, logger: log.logger, messages: log.messages,
-  });
+  // The options carry the template paths, the cache, the logger and the messages the scan needs.
+  return recentNewestMtimeMs(slot.options);
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

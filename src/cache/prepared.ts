@@ -125,6 +125,9 @@ export class PreparedHits {
     const after = snapshot(ctx);
     const set: Array<[string, number | string | readonly string[]]> = [];
     for (const [name, value] of after) if (value !== undefined && !sameValue(before.get(name), value)) set.push([name, value]);
+    // Koa's body setter sets Content-Length from the body when no Transfer-Encoding is left: not twice.
+    const lengthAt = set.findIndex(([name]) => name === 'content-length');
+    if (lengthAt >= 0 && !after.has('transfer-encoding') && Number(set[lengthAt]![1]) === ctx.body.length) set.splice(lengthAt, 1);
     const removed = [...before.keys()].filter((name) => !after.has(name));
     const watched = [...new Set([...pipelineHeaders, ...set.map(([name]) => name), ...removed])];
     let forEntry = this.#lru.get(key);
