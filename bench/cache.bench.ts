@@ -7,14 +7,15 @@
  * one run.
  *
  * Method: every server runs in its own child process pinned to core 0
- * (`taskset -c 0`), autocannon in another pinned to core 1, 50 connections;
- * configurations alternate rep by rep (3 × 3 s each, 1 × 2 s with --quick)
- * and the median req/s is reported with its spread. A second bare server is
- * the control row: it must come out within 10% of the first, or the run is
- * marked rejected (the machine was too busy to compare).
+ * (`taskset -c 0`), the load generator (bench/load.ts: wrk, or autocannon
+ * without it) in another pinned to core 1, 50 connections; configurations
+ * alternate rep by rep (3 × 3 s each, 1 × 2 s with --quick) and the median
+ * req/s is reported with its spread. A second bare server is the control
+ * row: it must come out within 10% of the first, or the run is marked
+ * rejected (the machine was too busy to compare).
  *
- * Requests a second measure only what the load generator can send: on a
- * small machine autocannon's one core saturates first and squeezes every
+ * Requests a second measure only what the load generator can send: with
+ * autocannon on one core the client saturates first and squeezes every
  * ratio toward 1 (koa-cash then even "beats" bare Koa). So each run also
  * reads the server's own CPU time (utime + stime from /proc) and reports
  * CPU microseconds per request, the server's cost whatever the client.
@@ -30,7 +31,7 @@ import zlib from 'node:zlib';
 import { alternate, compare, isMain, quick, report, sample, type Row, type Sample } from './harness.ts';
 import { htmlPage } from './fixtures/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
-import { hasTaskset, load, once, pinned } from './load.ts';
+import { generator, hasTaskset, load, once, pinned } from './load.ts';
 
 const self = fileURLToPath(import.meta.url);
 
@@ -113,6 +114,7 @@ async function main(): Promise<void> {
   const reps = quick ? 1 : 3;
   const seconds = quick ? 2 : 3;
   const modes: Mode[] = ['bare', 'ours', 'koa-cash', 'bare-control'];
+  console.log(`load generator: ${generator}`);
   const servers = new Map<Mode, { port: number; child: ChildProcess }>();
   for (const mode of modes) servers.set(mode, await startServer(mode));
   const rows: Row[] = [];
@@ -160,6 +162,7 @@ async function main(): Promise<void> {
     for (const server of servers.values()) server.child.kill();
   }
   if (!hasTaskset) problems.push('taskset is missing: server and load generator were not pinned');
+  if (generator !== 'wrk') problems.push('wrk is missing (apt-get install wrk): autocannon saturates before the servers do, so the req/s rows measure it');
   for (const problem of problems) console.log(`WARNING: ${problem}`);
   report('Cache hit: koa-buffer vs bare Koa (precompressed) and koa-cash (ratio > 1: koa-buffer better)', rows);
 }

@@ -4,8 +4,8 @@
  * serving a precompressed Buffer (the ceiling), side by side in one run.
  *
  * Method: every server runs in its own child process pinned to core 0
- * (`taskset -c 0`), autocannon runs in another pinned to core 1, 50
- * connections; configurations alternate rep by rep (3 × 3 s each, 1 × 2 s
+ * (`taskset -c 0`), the load generator (bench/load.ts: wrk, or autocannon
+ * without it) runs in another pinned to core 1, 50 connections; configurations alternate rep by rep (3 × 3 s each, 1 × 2 s
  * with --quick) and the median req/s is reported with its spread. The page
  * is a 50 KiB HTML document rendered afresh per request (a new string with
  * the same bytes), or with one changed number per request. A last part
@@ -23,7 +23,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { alternate, compare, isMain, quick, report, sample, type Row, type Sample } from './harness.ts';
 import { htmlPage } from './fixtures/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
-import { hasTaskset, load, once, pinned } from './load.ts';
+import { generator, hasTaskset, load, once, pinned } from './load.ts';
 
 const self = fileURLToPath(import.meta.url);
 
@@ -34,7 +34,7 @@ type Mode = 'bare' | 'ours' | 'ours-nomemo' | 'ours-changing' | 'peers' | 'ours-
 async function serveMode(mode: Mode): Promise<void> {
   const { default: Koa } = await import('koa');
   const app = new Koa();
-  app.silent = true; // autocannon closing its connections mid-response is not news
+  app.silent = true; // a load generator closing its connections mid-response is not news
   const big = mode.endsWith('5mib');
   const lines = htmlPage(big ? 5 * 1024 * 1024 : 50 * 1024, 42).split('\n').map((line) => `${line}\n`);
   let counter = 0;
@@ -173,6 +173,7 @@ async function main(): Promise<void> {
   rows.push(compare('event-loop delay p99 while compressing 5 MiB pages (br, 4 connections)', sample('ours', delays['ours-5mib']!, 'ms'), sample('peers', delays['peers-5mib']!, 'ms'), false));
 
   if (!hasTaskset) problems.push('taskset is missing: server and load generator were not pinned');
+  if (generator !== 'wrk') problems.push('wrk is missing (apt-get install wrk): autocannon saturates before the fast servers do, so those rows measure it');
   for (const problem of problems) console.log(`WARNING: ${problem}`);
   report('HTTP: koa-buffer vs koa-compress + koa-etag + koa-conditional-get (ratio > 1: koa-buffer better)', rows);
 }
