@@ -28,10 +28,10 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
-import { alternate, compare, isMain, quick, report, sample, type Row, type Sample } from './harness.ts';
+import { alternate, compare, isMain, quick, sample, type Row, type Sample } from './harness.ts';
 import { htmlPage } from './fixtures/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
-import { generator, hasTaskset, load, once, pinned } from './load.ts';
+import { generator, load, once, pinned, reportHttp } from './load.ts';
 
 const self = fileURLToPath(import.meta.url);
 
@@ -161,10 +161,7 @@ async function main(): Promise<void> {
   } finally {
     for (const server of servers.values()) server.child.kill();
   }
-  if (!hasTaskset) problems.push('taskset is missing: server and load generator were not pinned');
-  if (generator !== 'wrk') problems.push('wrk is missing (apt-get install wrk): autocannon saturates before the servers do, so the req/s rows measure it');
-  for (const problem of problems) console.log(`WARNING: ${problem}`);
-  report('Cache hit: koa-buffer vs bare Koa (precompressed) and koa-cash (ratio > 1: koa-buffer better)', rows);
+  reportHttp('Cache hit: koa-buffer vs bare Koa (precompressed) and koa-cash (ratio > 1: koa-buffer better)', rows, problems);
 }
 
 if (process.argv.includes('--serve')) {

@@ -20,10 +20,10 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { alternate, compare, isMain, quick, report, sample, type Row, type Sample } from './harness.ts';
+import { alternate, compare, isMain, quick, sample, type Row, type Sample } from './harness.ts';
 import { htmlPage } from './fixtures/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
-import { generator, hasTaskset, load, once, pinned } from './load.ts';
+import { load, once, pinned, reportHttp } from './load.ts';
 
 const self = fileURLToPath(import.meta.url);
 
@@ -172,10 +172,7 @@ async function main(): Promise<void> {
   }
   rows.push(compare('event-loop delay p99 while compressing 5 MiB pages (br, 4 connections)', sample('ours', delays['ours-5mib']!, 'ms'), sample('peers', delays['peers-5mib']!, 'ms'), false));
 
-  if (!hasTaskset) problems.push('taskset is missing: server and load generator were not pinned');
-  if (generator !== 'wrk') problems.push('wrk is missing (apt-get install wrk): autocannon saturates before the fast servers do, so those rows measure it');
-  for (const problem of problems) console.log(`WARNING: ${problem}`);
-  report('HTTP: koa-buffer vs koa-compress + koa-etag + koa-conditional-get (ratio > 1: koa-buffer better)', rows);
+  reportHttp('HTTP: koa-buffer vs koa-compress + koa-etag + koa-conditional-get (ratio > 1: koa-buffer better)', rows, problems);
 }
 
 if (process.argv.includes('--serve')) {

@@ -14,6 +14,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { report, type Row } from './harness.ts';
 
 const autocannonBin = fileURLToPath(new URL('../node_modules/autocannon/autocannon.js', import.meta.url));
 
@@ -86,4 +87,15 @@ export function once(port: number, headers: Record<string, string>): Promise<{ s
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, bytes }));
     }).on('error', reject);
   });
+}
+
+/**
+ * Ends an HTTP bench: its problems and those of this machine's setup
+ * (no taskset, no wrk) as WARNING lines, then the report.
+ */
+export function reportHttp(title: string, rows: Row[], problems: string[]): void {
+  if (!hasTaskset) problems.push('taskset is missing: server and load generator were not pinned');
+  if (generator !== 'wrk') problems.push('wrk is missing (apt-get install wrk): autocannon saturates before the fast servers do, so those rows measure it');
+  for (const problem of problems) console.log(`WARNING: ${problem}`);
+  report(title, rows);
 }

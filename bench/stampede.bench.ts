@@ -17,7 +17,7 @@
  *
  * Run: node --import tsx bench/stampede.bench.ts [--quick]
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { isMain, median, percentile, quick, report, sample, type Row } from './harness.ts';
 import { htmlPage } from './fixtures/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
+import { hasTaskset, pinned } from './load.ts';
 
 const self = fileURLToPath(import.meta.url);
 const now = (): number => performance.timeOrigin + performance.now();
@@ -108,8 +109,6 @@ async function serveMode(config: ServeConfig): Promise<void> {
 
 // --- driver side ---------------------------------------------------------------
 
-const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
-
 interface Worker {
   child: ChildProcess;
   port: number;
@@ -121,7 +120,7 @@ interface Worker {
 
 function startWorker(config: ServeConfig, core: number): Promise<Worker> {
   const args = [process.execPath, '--import', 'tsx', self, '--serve', JSON.stringify(config)];
-  const [cmd, rest] = hasTaskset ? ['taskset', ['-c', String(core), ...args]] : [args[0]!, args.slice(1)];
+  const [cmd, rest] = pinned(core, args);
   const child = spawn(cmd, rest, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, KOA_BUFFER_DEBUG: '0' } });
   const worker: Worker = { child, port: 0, builds: [], stored: [], answered: [] };
   return new Promise((resolve, reject) => {
