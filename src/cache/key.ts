@@ -117,7 +117,7 @@ const recentLongest = 512;
 
 /**
  * Keys of recent requests by their signature: the request's own url, Host
- * and varyBy headers, framed by length. Reading host, path and query through
+ * and varyBy header names and values, framed by length. Reading host, path and query through
  * Koa's getters and framing them cost a cache hit more than the lookup in
  * the store. The signature decides the key only while those getters are
  * Koa's own, unshadowed (then host, path and query are functions of the url
@@ -172,9 +172,10 @@ function requestSignature(ctx: Context, varyBy: readonly string[]): string | und
   const url = req.url ?? '';
   const host = req.headers.host;
   let signature = `${url.length}:${url}${host === undefined ? '-' : `${host.length}:${host}`}`;
+  // The names too: two middlewares with other varyBy lists share this table.
   for (const name of varyBy) {
     const value = header(ctx, name);
-    signature += value === undefined ? '-' : `${value.length}:${value}`;
+    signature += `${name.length}:${name}${value === undefined ? '-' : `${value.length}:${value}`}`;
   }
   return signature.length > recentLongest ? undefined : signature;
 }

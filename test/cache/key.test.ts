@@ -230,3 +230,11 @@ test('an application that reads host its own way, or trusts a proxy, gets keys f
   Object.defineProperty(shadowed.request, 'path', { value: '/q' });
   t.is(cacheKeyOf(shadowed, options), cacheKeyOf(koaContext(plain, '/q', { host: 'a.example' }), options), 'a path set on the request itself counts');
 });
+
+test('two varyBy lists never share a key through the request signature', (t) => {
+  const app = new Koa();
+  const byCookie = cacheKeyOf(koaContext(app, '/p', { host: 'a', cookie: 'x' }), { cacheKey: undefined, varyBy: ['cookie'] });
+  const byLanguage = cacheKeyOf(koaContext(app, '/p', { host: 'a', 'accept-language': 'x' }), { cacheKey: undefined, varyBy: ['accept-language'] });
+  t.not(byLanguage, byCookie);
+  t.is(byLanguage, `buffer:${md5(keyMaterial(koaContext(app, '/p', { host: 'a', 'accept-language': 'x' }), ['accept-language']))}`);
+});
