@@ -120,6 +120,22 @@ async function zstdSliced(lib: ZstdBinding, body: Buffer, level: number): Promis
  * {@link compress} picks the mode; benches call this to compare them.
  */
 export async function compressIn(mode: 'sync' | 'async', body: Buffer, coding: Coding, level: number): Promise<Compressed> {
+  const { bytes, mode: made } = await compressWith(mode, body, coding, level);
+  return { bytes: exact(bytes), mode: made };
+}
+
+/**
+ * The bytes in a Buffer of their own when they are a small view of a larger
+ * one. zlib hands back a view of its output chunk (16 KiB sync, the 256 KiB
+ * `asyncChunk` on the thread pool): kept in the representation memo, which
+ * counts the view's length, a 9 KB page would hold 256 KiB, and the memo's
+ * bound in bytes would not bound memory. The copy costs about a microsecond.
+ */
+function exact(bytes: Buffer): Buffer {
+  return bytes.byteLength < bytes.buffer.byteLength / 2 ? Buffer.from(bytes) : bytes;
+}
+
+async function compressWith(mode: 'sync' | 'async', body: Buffer, coding: Coding, level: number): Promise<Compressed> {
   const sync = mode === 'sync';
   switch (coding) {
     case 'br':
