@@ -63,6 +63,28 @@ function loadDriver(): DatabaseConstructor {
   }
 }
 
+/**
+ * Runs `setup` again while it fails with SQLITE_BUSY, for at most `timeoutMs`.
+ * Processes opening a new file at the same moment all try to switch it to
+ * WAL and create the table; SQLite answers some of them SQLITE_BUSY at once,
+ * without waiting out busy_timeout, where waiting could deadlock (two readers
+ * each wanting the write lock). The setup is idempotent, so it is run again
+ * after a pause of 1, 2, 4 … up to 50 ms. The constructor is synchronous:
+ * the pause is Atomics.wait, at start-up only.
+ */
+function whileBusy(timeoutMs: number, setup: () => void): void {
+  const deadline = Date.now() + timeoutMs;
+  for (let pause = 1; ; pause = Math.min(50, pause * 2)) {
+    try {
+      setup();
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() + pause > deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pause);
+    }
+  }
+}
+
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS koa_buffer_cache (
     key TEXT PRIMARY KEY,
@@ -124,12 +146,15 @@ export class SqliteStore implements CacheStore {
         closeSync(openSync(path, 'a', 0o600));
       }
       db = new Driver(path, { timeout: busyTimeoutMs });
-      const mode = db.pragma('journal_mode = WAL', { simple: true });
-      if (path !== ':memory:' && mode !== 'wal') throw new Error(`journal_mode is '${String(mode)}', WAL could not be enabled (a network file system?)`);
-      // NORMAL is durable against a crashed process in WAL mode; only an OS crash may lose the last commits.
-      db.pragma('synchronous = NORMAL');
-      db.pragma('journal_size_limit = 67108864');
-      db.exec(SCHEMA);
+      const opened = db;
+      whileBusy(busyTimeoutMs, () => {
+        const mode = opened.pragma('journal_mode = WAL', { simple: true });
+        if (path !== ':memory:' && mode !== 'wal') throw new Error(`journal_mode is '${String(mode)}', WAL could not be enabled (a network file system?)`);
+        // NORMAL is durable against a crashed process in WAL mode; only an OS crash may lose the last commits.
+        opened.pragma('synchronous = NORMAL');
+        opened.pragma('journal_size_limit = 67108864');
+        opened.exec(SCHEMA);
+      });
       this.#db = db;
       this.#get = db.prepare('SELECT value FROM koa_buffer_cache WHERE key = ? AND (expires IS NULL OR expires > ?)').pluck();
       this.#set = db.prepare(

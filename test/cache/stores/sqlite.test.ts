@@ -151,6 +151,18 @@ test('three processes writing 200 entries each and reading the others\' at the s
   t.is(db.pragma('integrity_check', { simple: true }), 'ok');
 });
 
+test('six processes opening the same new file at the same moment all open it (WAL set up once, no SQLITE_BUSY)', async (t) => {
+  const dir = tempDir(t);
+  // Ten fresh files, opened in turn by all six at once: the race is on the first open of each.
+  const paths = Array.from({ length: 10 }, (_, i) => join(dir, `round-${i}`, 'cache.sqlite'));
+  const children = Array.from({ length: 6 }, () => spawnChild(t, fixture('sqlite-store-child.ts'), ['open', ...paths]));
+  await Promise.all(children.map((child) => child.waitForJson((m) => m.ready === true, 'ready')));
+  for (const child of children) child.send('go');
+  const results = await Promise.all(children.map((child) => child.waitForJson<{ opened?: number; error?: string }>((m) => 'opened' in m || 'error' in m, 'opened')));
+  for (const [i, result] of results.entries()) t.deepEqual(result, { opened: paths.length }, `process ${i}`);
+  for (const path of paths) t.is(inspect(t, path).prepare('SELECT count(*) FROM koa_buffer_cache').pluck().get(), 6, `${path}: one entry from each`);
+});
+
 test('a writer killed with SIGKILL mid-write leaves a readable file holding every write it had committed', async (t) => {
   const path = join(tempDir(t), 'cache.sqlite');
   const writer = spawnChild(t, fixture('sqlite-store-child.ts'), ['writer', path]);
