@@ -9,7 +9,7 @@
  * Method: every server runs in its own child process pinned to core 0
  * (`taskset -c 0`), the load generator (bench/load.ts: wrk, or autocannon
  * without it) in another pinned to core 1, 50 connections; configurations
- * alternate rep by rep (3 × 3 s each, 1 × 2 s with --quick) and the median
+ * alternate rep by rep (5 × 3 s each, 1 × 2 s with --quick) and the median
  * req/s is reported with its spread. A second bare server is the control
  * row: it must come out within 10% of the first, or the run is marked
  * rejected (the machine was too busy to compare).
@@ -111,7 +111,7 @@ function cpuMicros(pid: number): number | undefined {
 
 async function main(): Promise<void> {
   ensureBuilt();
-  const reps = quick ? 1 : 3;
+  const reps = quick ? 1 : 5; // five: on a shared machine one rep in three can be a busy one
   const seconds = quick ? 2 : 3;
   const modes: Mode[] = ['bare', 'ours', 'koa-cash', 'bare-control'];
   console.log(`load generator: ${generator}`);
