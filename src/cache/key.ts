@@ -138,21 +138,22 @@ const koaRequest = ((): object | undefined => {
   }
 })();
 
-/** By an application's request prototype (`app.request`): whether it reads them through Koa's own getters. */
-const plainRequests = new WeakMap<object, boolean>();
+/** By an application's request prototype (`app.request`): whether its prototype chain resolves them to Koa's own getters. */
+const plainChains = new WeakMap<object, boolean>();
 
 function readsThroughKoa(request: object): boolean {
   const appRequest = Object.getPrototypeOf(request) as object | null;
   if (appRequest === null || koaRequest === undefined) return false;
-  let plain = plainRequests.get(appRequest);
+  let plain = plainChains.get(appRequest);
   if (plain === undefined) {
     plain = derived.every((name) => {
-      const found = descriptorOf(appRequest, name);
+      const found = descriptorOf(Object.getPrototypeOf(appRequest) as object | null, name);
       return found !== undefined && found.get === Object.getOwnPropertyDescriptor(koaRequest, name)?.get;
     });
-    plainRequests.set(appRequest, plain);
+    plainChains.set(appRequest, plain);
   }
-  return plain && !derived.some((name) => Object.hasOwn(request, name));
+  // Checked on every request: an application may define its own getter on app.request at any time.
+  return plain && !derived.some((name) => Object.hasOwn(request, name) || Object.hasOwn(appRequest, name));
 }
 
 /** The descriptor `name` resolves to on `object`'s prototype chain. */

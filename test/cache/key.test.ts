@@ -225,6 +225,15 @@ test('an application that reads host its own way, or trusts a proxy, gets keys f
   t.not(cacheKeyOf(koaContext(proxied, '/p', { host: 'edge', 'x-forwarded-host': 'b.example' }), options), viaA, 'X-Forwarded-Host counts');
   t.is(cacheKeyOf(koaContext(proxied, '/p', { host: 'elsewhere', 'x-forwarded-host': 'a.example' }), options), viaA, 'Host does not, behind a proxy');
 
+  const late = new Koa();
+  t.not(cacheKeyOf(koaContext(late, '/p', { host: 'site', 'x-tenant': 'a.example' }), options), cacheKeyOf(koaContext(late, '/p', { host: 'other' }), options));
+  Object.defineProperty(late.request, 'host', { get(this: { get(name: string): string }) { return this.get('X-Tenant'); } });
+  t.not(
+    cacheKeyOf(koaContext(late, '/p', { host: 'site', 'x-tenant': 'b.example' }), options),
+    cacheKeyOf(koaContext(late, '/p', { host: 'site', 'x-tenant': 'a.example' }), options),
+    'a getter defined after the first requests counts from then on',
+  );
+
   const plain = new Koa();
   const shadowed = koaContext(plain, '/p', { host: 'a.example' });
   Object.defineProperty(shadowed.request, 'path', { value: '/q' });
