@@ -59,7 +59,7 @@ function environmentSwitches(): 'NO_CACHE' | 'NO_STORE' | undefined {
  */
 export function bypassReason(ctx: Context, hasCache: boolean): BypassReason | undefined {
   if (!hasCache) return 'CACHE-OFF';
-  const method = ctx.method;
+  const method = ctx.request.method;
   if (method !== 'GET' && method !== 'HEAD') return 'METHOD';
   const headers = ctx.request.headers;
   // RFC 9111 3.5: a response to an authenticated request is someone's own.

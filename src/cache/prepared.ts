@@ -99,18 +99,20 @@ export class PreparedHits {
    * @param entry - the entry replayed
    */
   answer(ctx: Context, state: RequestState, key: string, entry: CacheEntry): boolean {
-    if (ctx.respond === false || ctx.res.headersSent || !ctx.writable) return false;
-    if (ctx.body !== entry.body || ctx.status !== entry.status) return false;
+    // ctx.response rather than ctx's delegating accessors: the same properties, one call less each on every hit.
+    const { response } = ctx;
+    if (ctx.respond === false || ctx.res.headersSent || !response.writable) return false;
+    if (response.body !== entry.body || response.status !== entry.status) return false;
     const encodings = ctx.request.headers['accept-encoding'] ?? '';
     // The entry is told by its key, creation time and length; no string is built per hit.
     const forEntry = this.#lru.get(key);
     const known = forEntry !== undefined && forEntry.created === entry.created && forEntry.length === entry.body.length
       ? forEntry.byEncodings.get(encodings)
       : undefined;
-    if (known !== undefined && known.status === ctx.status && agrees(ctx, known)) {
+    if (known !== undefined && known.status === response.status && agrees(ctx, known)) {
       const res = ctx.res;
       for (const name of known.removed) res.removeHeader(name);
-      ctx.body = known.body;
+      response.body = known.body;
       for (const [name, value] of known.set) res.setHeader(name, value);
       return true;
     }

@@ -20,15 +20,16 @@ import type { CacheEntry } from './entry.ts';
  */
 export function replayEntry(ctx: Context, state: RequestState, entry: CacheEntry): void {
   state.replayed = true;
-  const res = ctx.res;
+  const { res, response } = ctx;
   if (res.headersSent) return; // someone answered already: nothing can be replayed
-  ctx.status = entry.status;
+  // Through ctx.response, not ctx's delegating accessors: the same setters, one call less each on every hit.
+  response.status = entry.status;
   // A header this request already carries (set by an outer middleware for every request: a request id,
   // CORS) is this request's own; the entry's copy is the builder's instance of it.
   for (const name in entry.headers) if (!res.hasHeader(name)) res.setHeader(name, entry.headers[name]!);
   res.setHeader('X-Cache', 'HIT');
   // After the headers: Koa gives a Buffer body a binary Content-Type only when none is set.
-  ctx.body = entry.body;
+  response.body = entry.body;
 }
 
 /**

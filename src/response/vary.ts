@@ -14,7 +14,7 @@ export function addVary(ctx: Context, field: string): void {
   const value = ctx.res.getHeader('Vary');
   const current = value === undefined ? '' : Array.isArray(value) ? value.join(', ') : String(value);
   if (current.trim() === '') {
-    ctx.set('Vary', field);
+    ctx.response.set('Vary', field);
     return;
   }
   const wanted = field.toLowerCase();
@@ -22,5 +22,5 @@ export function addVary(ctx: Context, field: string): void {
     const token = name.trim().toLowerCase();
     if (token === '*' || token === wanted) return;
   }
-  ctx.set('Vary', `${current}, ${field}`);
+  ctx.response.set('Vary', `${current}, ${field}`);
 }
