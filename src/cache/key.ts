@@ -86,27 +86,20 @@ export function cacheKeyOf(ctx: Context, options: KeyOptions): string {
   const custom = typeof options.cacheKey === 'function' ? options.cacheKey(ctx) : options.cacheKey;
   if (typeof custom === 'string' && custom !== '') return custom;
   const signature = requestSignature(ctx, options.varyBy);
-  if (signature !== undefined) {
-    const known = bySignature.get(signature);
-    if (known !== undefined) return known;
-    const key = generatedKey(ctx, options.varyBy);
-    if (bySignature.size >= recentMax) bySignature.clear();
-    bySignature.set(signature, key);
-    return key;
-  }
-  return generatedKey(ctx, options.varyBy);
+  if (signature === undefined) return generatedKey(ctx, options.varyBy);
+  return bySignature.get(signature) ?? keep(bySignature, signature, generatedKey(ctx, options.varyBy));
 }
 
 function generatedKey(ctx: Context, varyBy: readonly string[]): string {
   const material = keyMaterial(ctx, varyBy);
   if (material.length > recentLongest) return `buffer:${md5(material)}`;
-  let key = recent.get(material);
-  if (key === undefined) {
-    // A plain bound, no LRU bookkeeping on the hot path: when full, start afresh.
-    if (recent.size >= recentMax) recent.clear();
-    key = `buffer:${md5(material)}`;
-    recent.set(material, key);
-  }
+  return recent.get(material) ?? keep(recent, material, `buffer:${md5(material)}`);
+}
+
+/** Puts `key` into `table` under `by` and returns it; a full table starts afresh (a plain bound, no LRU bookkeeping on the hot path). */
+function keep(table: Map<string, string>, by: string, key: string): string {
+  if (table.size >= recentMax) table.clear();
+  table.set(by, key);
   return key;
 }
 
@@ -117,9 +110,9 @@ const recentLongest = 512;
 
 /**
  * Keys of recent requests by their signature: the request's own url, Host
- * and varyBy header names and values, framed by length. Reading host, path and query through
- * Koa's getters and framing them cost a cache hit more than the lookup in
- * the store. The signature decides the key only while those getters are
+ * and varyBy header names and values, framed by length. Reading host, path
+ * and query through Koa's getters and framing them cost a cache hit more
+ * than the lookup in the store. The signature decides the key only while those getters are
  * Koa's own, unshadowed (then host, path and query are functions of the url
  * and Host), with `app.proxy` off (X-Forwarded-Host would count) and
  * HTTP/1 (`:authority` would): otherwise the key is made from the getters.
