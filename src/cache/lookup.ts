@@ -6,7 +6,6 @@
  */
 import type { ResolvedOptions } from '../options.ts';
 import { recentNewestMtimeMs } from '../response/last-modified.ts';
-export { mtimeTrustMs } from '../response/last-modified.ts';
 import type { DecisionLog } from '../response/decision-log.ts';
 import { bounded, errorText } from './bounded.ts';
 import type { Forward } from './cache-status.ts';
@@ -49,12 +48,6 @@ function limit(slot: Slot): number {
   return slot.options.cacheStoreTimeout * 1000;
 }
 
-/** The newest mtime of the app script and the templates, in ms, as Last-Modified reads it (trusted for mtimeTrustMs). */
-function newestCodeMtime(slot: Slot): number | undefined | Promise<number | undefined> {
-  // The options carry the template paths, the cache, the logger and the messages the scan needs.
-  return recentNewestMtimeMs(slot.options);
-}
-
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return value !== null && typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function';
 }
@@ -84,7 +77,9 @@ function judge(slot: Slot, value: unknown): Lookup | Promise<Lookup> {
   const entry = decode(value);
   if (entry === undefined) return { miss: 'miss' };
   if (!isFresh(entry)) return { miss: 'stale' };
-  const newest = newestCodeMtime(slot);
+  // The app script's and templates' newest mtime, as Last-Modified reads it (trusted for mtimeTrustMs);
+  // the options carry the template paths, the cache, the logger and the messages the scan needs.
+  const newest = recentNewestMtimeMs(slot.options);
   if (typeof newest === 'number' || newest === undefined) return againstCode(slot, entry, newest);
   return newest.then((ms) => againstCode(slot, entry, ms));
 }

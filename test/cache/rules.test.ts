@@ -12,7 +12,7 @@ import test, { type ExecutionContext } from 'ava';
 import type { Context } from 'koa';
 import { decodeEntry } from '../../src/cache/entry.ts';
 import { envTrustMs } from '../../src/cache/bypass.ts';
-import { mtimeTrustMs } from '../../src/cache/lookup.ts';
+import { mtimeTrustMs } from '../../src/response/last-modified.ts';
 import { buffer } from '../../src/middleware.ts';
 import { squashHtml } from '../../src/native/exports.ts';
 import type { BufferOptions, CacheStore } from '../../src/options.ts';
