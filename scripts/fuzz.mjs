@@ -8,10 +8,11 @@
 // .ci/run adds up.
 //
 //   node scripts/fuzz.mjs [--time N] [--only squash|md5] [--max-len BYTES]
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { have } from './have.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const build = join(root, 'build', 'fuzz');
@@ -46,15 +47,6 @@ const totals = { passed: 0, failed: 0, skipped: 0 };
 function finish() {
   console.log(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
   process.exit(totals.failed === 0 ? 0 : 1);
-}
-
-function have(program) {
-  try {
-    execFileSync('sh', ['-c', `command -v ${program}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { execFileSync } from 'node:child_process';
+import { have } from './have.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const totals = { passed: 0, failed: 0, skipped: 0 };
@@ -36,15 +36,6 @@ async function ava() {
   totals.skipped += skipped;
   // A crash or uncaught exception may leave ava with no failed test counted: still a failure.
   totals.failed += failed || (code !== 0 ? 1 : 0);
-}
-
-function have(program) {
-  try {
-    execFileSync('sh', ['-c', `command -v ${program}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function ctest(buildDir, extra = []) {
