@@ -27,8 +27,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import zlib from 'node:zlib';
 import { alternate, compare, isMain, quick, sample, type Row, type Sample } from './harness.ts';
+import { useBarePrecompressed } from './bare.ts';
 import { htmlPage } from './fixtures/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
 import { generator, load, once, pinned, reportHttp } from './load.ts';
@@ -48,14 +48,7 @@ async function serveMode(mode: Mode): Promise<void> {
   const render = (): string => lines.join('');
 
   if (mode === 'bare' || mode === 'bare-control') {
-    const page = Buffer.from(render());
-    const pre = { br: zlib.brotliCompressSync(page, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }), gzip: zlib.gzipSync(page) };
-    app.use((ctx) => {
-      const coding = (ctx.get('Accept-Encoding').includes('br') ? 'br' : 'gzip') as 'br' | 'gzip';
-      ctx.type = 'html';
-      ctx.set('Content-Encoding', coding);
-      ctx.body = pre[coding];
-    });
+    useBarePrecompressed(app, render());
   } else if (mode === 'koa-cash') {
     // koa-cash ships no types; this is the part of its API the bench uses.
     type Cash = (options: { compression: boolean; get(key: string): Promise<unknown>; set(key: string, value: object): Promise<void> }) => import('koa').Middleware;

@@ -19,9 +19,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import zlib from 'node:zlib';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { alternate, compare, isMain, quick, sample, type Row, type Sample } from './harness.ts';
+import { useBarePrecompressed } from './bare.ts';
 import { htmlPage } from './fixtures/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
 import { load, once, pinned, reportHttp } from './load.ts';
@@ -44,14 +44,7 @@ async function serveMode(mode: Mode): Promise<void> {
   const render = (): string => (mode === 'ours-changing' ? `${lines.join('')}<p>request ${counter++}</p>` : lines.join(''));
 
   if (mode === 'bare') {
-    const page = Buffer.from(render());
-    const pre = { br: zlib.brotliCompressSync(page, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }), gzip: zlib.gzipSync(page) };
-    app.use((ctx) => {
-      const coding = (ctx.get('Accept-Encoding').includes('br') ? 'br' : 'gzip') as 'br' | 'gzip';
-      ctx.type = 'html';
-      ctx.set('Content-Encoding', coding);
-      ctx.body = pre[coding];
-    });
+    useBarePrecompressed(app, render());
   } else if (mode.startsWith('peers')) {
     const { default: compress } = await import('koa-compress');
     const { default: conditional } = await import('koa-conditional-get');
