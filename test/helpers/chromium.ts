@@ -40,6 +40,10 @@ export const CHROMIUM_FLAGS = [
   '--disable-component-update',
   '--disable-sync',
   '--host-resolver-rules=MAP * ~NOTFOUND',
+  // Scripting off in every frame from its creation. javaScriptEnabled: false alone is applied per
+  // frame over CDP, and a busy machine once let an iframe parse before it took effect: with
+  // scripting on, <noscript> in <head> is raw text, so the two renderings of a page differed.
+  '--blink-settings=scriptEnabled=false',
 ];
 
 /** The viewport every page is rendered in. */
