@@ -85,9 +85,8 @@ function encode(ctx: Context, varyBy: readonly string[], as: (text: string) => s
 export function cacheKeyOf(ctx: Context, options: KeyOptions): string {
   const custom = typeof options.cacheKey === 'function' ? options.cacheKey(ctx) : options.cacheKey;
   if (typeof custom === 'string' && custom !== '') return custom;
-  const signature = requestSignature(ctx, options.varyBy);
-  if (signature === undefined) return generatedKey(ctx, options.varyBy);
-  return bySignature.get(signature) ?? keep(bySignature, signature, generatedKey(ctx, options.varyBy));
+  if (!signatureStandsForKey(ctx)) return generatedKey(ctx, options.varyBy);
+  return keyBySignature(ctx, options.varyBy);
 }
 
 function generatedKey(ctx: Context, varyBy: readonly string[]): string {
@@ -103,21 +102,73 @@ function keep(table: Map<string, string>, by: string, key: string): string {
   return key;
 }
 
-/** Keys of recent requests by their material: a hit costs a Map lookup instead of an MD5 (at most about 2 MiB). */
+/** Keys of recent requests by their material: a miss of the signature table costs a Map lookup instead of an MD5 (at most about 2 MiB). */
 const recent = new Map<string, string>();
 const recentMax = 4096;
 const recentLongest = 512;
 
 /**
- * Keys of recent requests by their signature: the request's own url, Host
- * and varyBy header names and values, framed by length. Reading host, path
- * and query through Koa's getters and framing them cost a cache hit more
- * than the lookup in the store. The signature decides the key only while those getters are
- * Koa's own, unshadowed (then host, path and query are functions of the url
- * and Host), with `app.proxy` off (X-Forwarded-Host would count) and
- * HTTP/1 (`:authority` would): otherwise the key is made from the getters.
+ * Keys of recent requests by their signature: the request's own url, its
+ * Host header and its varyBy header values (undefined when absent), each
+ * looked up in the Map the previous one found, under the varyBy names. No
+ * string is built per request: framing the fields into one string and
+ * hashing it cost a cache hit more than the lookup in the store.
+ *
+ * The signature decides the key only while Koa's getters for host, path and
+ * query are unshadowed (then they are functions of the url and Host), with
+ * `app.proxy` off (X-Forwarded-Host would count) and over HTTP/1
+ * (`:authority` would): otherwise the key is made from the getters.
  */
-const bySignature = new Map<string, string>();
+type Level = Map<string | undefined, Level | string>;
+const bySignature = new Map<string, Level>();
+/** Keys held in {@link bySignature}; at recentMax it starts afresh. */
+let signatures = 0;
+
+/** The varyBy names as one string, for the last list seen: one list per middleware is the rule. */
+let lastVaryBy: readonly string[] = [];
+let lastNames = '';
+
+/** The request's value at `depth` of the signature: url, Host, then each varyBy header. */
+function signatureField(ctx: Context, varyBy: readonly string[], depth: number): string | undefined {
+  if (depth === 0) return ctx.req.url ?? '';
+  if (depth === 1) return ctx.req.headers.host;
+  return header(ctx, varyBy[depth - 2]!);
+}
+
+function keyBySignature(ctx: Context, varyBy: readonly string[]): string {
+  if (varyBy !== lastVaryBy) {
+    lastVaryBy = varyBy;
+    // Framed by length, as the key material is: the names of a per-response varyBy are not checked.
+    lastNames = varyBy.map((name) => `${name.length}:${name}`).join('');
+  }
+  const depth = varyBy.length + 2;
+  let level = bySignature.get(lastNames);
+  for (let i = 0; level !== undefined && i < depth; i++) {
+    const found: Level | string | undefined = level.get(signatureField(ctx, varyBy, i));
+    if (typeof found === 'string') return found;
+    level = found;
+  }
+  // Not known: made from the getters, and remembered unless the fields are long.
+  const key = generatedKey(ctx, varyBy);
+  let length = 0;
+  for (let i = 0; i < depth; i++) length += signatureField(ctx, varyBy, i)?.length ?? 0;
+  if (length > recentLongest) return key;
+  if (signatures >= recentMax) {
+    bySignature.clear();
+    signatures = 0;
+  }
+  let at = bySignature.get(lastNames);
+  if (at === undefined) bySignature.set(lastNames, (at = new Map()));
+  for (let i = 0; i < depth - 1; i++) {
+    const field = signatureField(ctx, varyBy, i);
+    let next = at.get(field) as Level | undefined;
+    if (next === undefined) at.set(field, (next = new Map()));
+    at = next;
+  }
+  at.set(signatureField(ctx, varyBy, depth - 1), key);
+  signatures++;
+  return key;
+}
 
 /** Request properties whose getters the signature stands for. */
 const derived = ['host', 'path', 'querystring', 'url'] as const;
@@ -134,7 +185,9 @@ const koaRequest = ((): object | undefined => {
 /** By an application's request prototype (`app.request`): whether its prototype chain resolves them to Koa's own getters. */
 const plainChains = new WeakMap<object, boolean>();
 
-function readsThroughKoa(request: object): boolean {
+/** True when the signature may stand for the key of this request (see {@link bySignature}). */
+function signatureStandsForKey(ctx: Context): boolean {
+  const request: object = ctx.request;
   const appRequest = Object.getPrototypeOf(request) as object | null;
   if (appRequest === null || koaRequest === undefined) return false;
   let plain = plainChains.get(appRequest);
@@ -145,8 +198,11 @@ function readsThroughKoa(request: object): boolean {
     });
     plainChains.set(appRequest, plain);
   }
-  // Checked on every request: an application may define its own getter on app.request at any time.
-  return plain && !derived.some((name) => Object.hasOwn(request, name) || Object.hasOwn(appRequest, name));
+  // Checked on every request, written out (a loop over the names costs twice as much): an application
+  // may define its own getter on app.request, or on one request, at any time.
+  return plain && !ctx.app.proxy && ctx.req.httpVersionMajor < 2
+    && !Object.hasOwn(request, 'host') && !Object.hasOwn(request, 'path') && !Object.hasOwn(request, 'querystring') && !Object.hasOwn(request, 'url')
+    && !Object.hasOwn(appRequest, 'host') && !Object.hasOwn(appRequest, 'path') && !Object.hasOwn(appRequest, 'querystring') && !Object.hasOwn(appRequest, 'url');
 }
 
 /** The descriptor `name` resolves to on `object`'s prototype chain. */
@@ -156,20 +212,4 @@ function descriptorOf(object: object | null, name: string): PropertyDescriptor |
     if (found !== undefined) return found;
   }
   return undefined;
-}
-
-/** The request's signature, or undefined when it may not stand for the key (see {@link bySignature}) or is long. */
-function requestSignature(ctx: Context, varyBy: readonly string[]): string | undefined {
-  if (!readsThroughKoa(ctx.request)) return undefined;
-  const { req } = ctx;
-  if (ctx.app.proxy || req.httpVersionMajor >= 2) return undefined;
-  const url = req.url ?? '';
-  const host = req.headers.host;
-  let signature = `${url.length}:${url}${host === undefined ? '-' : `${host.length}:${host}`}`;
-  // The names too: two middlewares with other varyBy lists share this table.
-  for (const name of varyBy) {
-    const value = header(ctx, name);
-    signature += `${name.length}:${name}${value === undefined ? '-' : `${value.length}:${value}`}`;
-  }
-  return signature.length > recentLongest ? undefined : signature;
 }

@@ -247,3 +247,30 @@ test('two varyBy lists never share a key through the request signature', (t) => 
   t.not(byLanguage, byCookie);
   t.is(byLanguage, `buffer:${md5(keyMaterial(koaContext(app, '/p', { host: 'a', 'accept-language': 'x' }), ['accept-language']))}`);
 });
+
+test('the request signature finds the key made from the getters for any varyBy list, absent or empty headers, long fields, and after its table starts afresh (property, fixed seed)', (t) => {
+  const app = new Koa();
+  // Names that would join alike without framing ('a\nb' is no header token, but a per-response varyBy is not checked).
+  const names = fc.uniqueArray(fc.constantFrom('a', 'b', 'ab', 'a\nb', '1:a', 'cookie'), { maxLength: 3 });
+  const value = fc.option(fc.oneof(fc.string({ unit: fc.constantFrom('a', 'b', ':', '1', '\t', ' '), maxLength: 6 }), fc.constant('x'.repeat(600))), { nil: undefined });
+  fc.assert(fc.property(names, fc.array(value, { minLength: 3, maxLength: 3 }), value, (varyBy, values, host) => {
+    const headers: Record<string, string> = {};
+    if (host !== undefined) headers.host = host;
+    varyBy.forEach((name, i) => { if (values[i] !== undefined) headers[name] = values[i]!; });
+    const made = `buffer:${md5(keyMaterial(koaContext(app, '/p', headers), varyBy))}`;
+    for (let i = 0; i < 2; i++) t.is(cacheKeyOf(koaContext(app, '/p', headers), { cacheKey: undefined, varyBy }), made);
+  }), { seed: 11, numRuns: 400 });
+  // Lists whose names would join alike, one a level shorter than the other, on the same url, Host and values.
+  const made = (varyBy: string[], headers: Record<string, string>): string => `buffer:${md5(keyMaterial(koaContext(app, '/q', headers), varyBy))}`;
+  for (const [long, short] of [[['a', 'b'], ['a\nb']], [['a', 'b'], ['ab']]] as const) {
+    const longHeaders = { host: 'h', a: 'x', b: 'y', ab: 'x', 'a\nb': 'x' };
+    for (const varyBy of [long, short, long, short]) t.is(cacheKeyOf(koaContext(app, '/q', longHeaders), { cacheKey: undefined, varyBy }), made([...varyBy], longHeaders));
+  }
+  // More keys than the table holds: it starts afresh, and every request still finds its own key.
+  const options = { cacheKey: undefined, varyBy: ['cookie'] };
+  const key = (i: number): string => cacheKeyOf(koaContext(app, `/many/${i}`, { host: 'a' }), options);
+  const first = key(0);
+  for (let i = 1; i < 5000; i++) key(i);
+  t.is(key(0), first);
+  t.is(key(4999), `buffer:${md5(keyMaterial(koaContext(app, '/many/4999', { host: 'a' }), ['cookie']))}`);
+});
