@@ -23,6 +23,7 @@ import type { Context } from 'koa';
 import { LRUCache } from 'lru-cache';
 import type { RequestState } from '../context.ts';
 import type { CacheEntry } from './entry.ts';
+import { plainGet } from './lru-get.ts';
 
 /**
  * The response headers the pipeline (middleware.ts, steps CHECK to SEND, with
@@ -105,15 +106,15 @@ export class PreparedHits {
     if (response.body !== entry.body || response.status !== entry.status) return false;
     const encodings = ctx.request.headers['accept-encoding'] ?? '';
     // The entry is told by its key, creation time and length; no string is built per hit.
-    const forEntry = this.#lru.get(key);
+    const forEntry = this.#lru.get(key, plainGet);
     const known = forEntry !== undefined && forEntry.created === entry.created && forEntry.length === entry.body.length
       ? forEntry.byEncodings.get(encodings)
       : undefined;
     if (known !== undefined && known.status === response.status && agrees(ctx, known)) {
       const res = ctx.res;
-      for (const name of known.removed) res.removeHeader(name);
+      for (let i = 0; i < known.removed.length; i++) res.removeHeader(known.removed[i]!);
       response.body = known.body;
-      for (const [name, value] of known.set) res.setHeader(name, value);
+      for (let i = 0; i < known.set.length; i++) res.setHeader(known.set[i]![0], known.set[i]![1]);
       return true;
     }
     const before = snapshot(ctx);

@@ -5,6 +5,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { LRUCache } from 'lru-cache';
+import { plainGet } from '../lru-get.ts';
 import { normaliseTtl, type CacheStore } from '../store.ts';
 
 /** Options of {@link MemoryStore}. */
@@ -57,7 +58,7 @@ export class MemoryStore implements CacheStore {
    * @returns the value, or `undefined` when absent or expired
    */
   get(key: string): Stored | undefined {
-    return this.#lru.get(key);
+    return this.#lru.get(key, plainGet);
   }
 
   /**
