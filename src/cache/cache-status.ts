@@ -20,14 +20,23 @@ const cacheName = 'koa-buffer';
 /** How a miss went to the action (RFC 9211 2.2): `stale` when an entry existed but could not be used. */
 export type Forward = 'miss' | 'stale';
 
-/** Sets Cache-Status, unless the headers are already on their way. */
+/** Sets Cache-Status, unless the headers are already on their way; the name in lower case, as X-Cache's (see replay.ts). */
 function put(ctx: Context, value: string): void {
-  if (!ctx.res.headersSent) ctx.res.setHeader('Cache-Status', value);
+  if (!ctx.res.headersSent) ctx.res.setHeader('cache-status', value);
 }
+
+/** The last hit's text and its ttl: hits within the same second send the same text, not a new string each. */
+let hitSeconds = -1;
+let hitText = '';
 
 /** A fresh entry was replayed; `ttlMs` is what remains of its freshness. */
 export function statusHit(ctx: Context, ttlMs: number): void {
-  put(ctx, `${cacheName}; hit; ttl=${Math.floor(ttlMs / 1000)}`);
+  const seconds = Math.floor(ttlMs / 1000);
+  if (seconds !== hitSeconds) {
+    hitSeconds = seconds;
+    hitText = `${cacheName}; hit; ttl=${seconds}`;
+  }
+  put(ctx, hitText);
 }
 
 /** The cache was not consulted, for `detail`. */

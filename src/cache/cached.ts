@@ -96,7 +96,7 @@ function afterLookup(ctx: Context, visit: Visit, seen: Lookup): boolean | Promis
     return bypassed(ctx, 'STORE-ERROR');
   }
   if ('found' in seen) return hit(ctx, visit, seen.found);
-  ctx.response.set('X-Cache', 'MISS');
+  ctx.response.set('x-cache', 'MISS');
   statusMiss(ctx, seen.miss);
   if (!options.cacheSingleFlight) return solo(visit, seen.miss);
   return fly(ctx, visit, seen.miss);

@@ -12,7 +12,7 @@ import type { CacheEntry } from './entry.ts';
 /**
  * Puts `entry` into the response and marks the request replayed (OPTIMISE
  * and STORE skip it): its status, its body, and each of its headers this
- * response does not carry already. `X-Cache: HIT`; the caller sets Cache-Status.
+ * response does not carry already. `x-cache: HIT`; the caller sets Cache-Status.
  *
  * @param ctx - the request to answer
  * @param state - its koa-buffer state
@@ -27,7 +27,8 @@ export function replayEntry(ctx: Context, state: RequestState, entry: CacheEntry
   // A header this request already carries (set by an outer middleware for every request: a request id,
   // CORS) is this request's own; the entry's copy is the builder's instance of it.
   for (const name in entry.headers) if (!res.hasHeader(name)) res.setHeader(name, entry.headers[name]!);
-  res.setHeader('X-Cache', 'HIT');
+  // Lower case, as the entry's names are: Node lowercases every name it is given, and only such a name costs it nothing.
+  res.setHeader('x-cache', 'HIT');
   // After the headers: Koa gives a Buffer body a binary Content-Type only when none is set.
   response.body = entry.body;
 }
