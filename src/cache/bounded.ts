@@ -30,7 +30,15 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  * @throws what `call` throws, synchronously
  */
 export function bounded<T>(call: () => T | PromiseLike<T>, ms: number, what: string, late?: (value: T) => void): T | Promise<T> {
-  const answer = call();
+  return boundedAnswer(call(), ms, what, late);
+}
+
+/**
+ * {@link bounded} for a call already made: its answer as it is when
+ * synchronous, else bounded to `ms`. A hot path calls the store itself and
+ * passes the answer here, so no closure is made per call.
+ */
+export function boundedAnswer<T>(answer: T | PromiseLike<T>, ms: number, what: string, late?: (value: T) => void): T | Promise<T> {
   if (!isThenable(answer)) return answer;
   return new Promise<T>((resolve, reject) => {
     let done = false;

@@ -37,13 +37,17 @@ export function refusesStored(cacheControl: string | undefined): boolean {
  */
 export const envTrustMs = 250;
 
-let switchesRead = -Infinity;
+let switchesRead = Number.NaN;
 let switchesSet: 'NO_CACHE' | 'NO_STORE' | undefined;
 
-/** NO_CACHE or NO_STORE when either is set in the environment (NO_CACHE first), as read within {@link envTrustMs}. */
-function environmentSwitches(): 'NO_CACHE' | 'NO_STORE' | undefined {
-  const now = performance.now();
-  if (now - switchesRead >= envTrustMs) {
+/**
+ * NO_CACHE or NO_STORE when either is set in the environment (NO_CACHE
+ * first), as read within {@link envTrustMs} of `now` (ms since the epoch; a
+ * clock set back reads them again).
+ */
+function environmentSwitches(now: number): 'NO_CACHE' | 'NO_STORE' | undefined {
+  const age = now - switchesRead;
+  if (!(age >= 0 && age < envTrustMs)) {
     switchesRead = now;
     switchesSet = process.env.NO_CACHE !== undefined ? 'NO_CACHE' : process.env.NO_STORE !== undefined ? 'NO_STORE' : undefined;
   }
@@ -55,9 +59,10 @@ function environmentSwitches(): 'NO_CACHE' | 'NO_STORE' | undefined {
  *
  * @param ctx - the request
  * @param hasCache - whether a cache is configured for this response
+ * @param now - the time, ms since the epoch (one clock read serves a whole lookup)
  * @returns the first rule that applies, in the seed's order
  */
-export function bypassReason(ctx: Context, hasCache: boolean): BypassReason | undefined {
+export function bypassReason(ctx: Context, hasCache: boolean, now: number = Date.now()): BypassReason | undefined {
   if (!hasCache) return 'CACHE-OFF';
   const method = ctx.request.method;
   if (method !== 'GET' && method !== 'HEAD') return 'METHOD';
@@ -65,7 +70,7 @@ export function bypassReason(ctx: Context, hasCache: boolean): BypassReason | un
   // RFC 9111 3.5: a response to an authenticated request is someone's own.
   if (headers.authorization !== undefined) return 'AUTHORIZATION';
   if (refusesStored(headers['cache-control'])) return 'REQUEST-CACHE-CONTROL';
-  const switches = environmentSwitches();
+  const switches = environmentSwitches(now);
   if (switches !== undefined) return switches;
   // The key holds host, path and query; a target in absolute form (RFC 9112 3.2.2) or with a fragment
   // carries more, which ctx.url and ctx.href show the action: stored, it would reach clients who never sent it.

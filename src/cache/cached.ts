@@ -72,7 +72,9 @@ function decide(ctx: Context, state: RequestState, runtime: CacheRuntime): boole
   // Off for this response: koa-buffer leaves it alone, headers included.
   if (override.off) return false;
   const options = responseOptions(state.config, sectionDeclarations(ctx), override.values);
-  const bypass = bypassReason(ctx, options.cache !== undefined);
+  // One clock read serves the environment switches, freshness, staleness and the hit's ttl.
+  const now = Date.now();
+  const bypass = bypassReason(ctx, options.cache !== undefined, now);
   if (bypass !== undefined) return bypassed(ctx, bypass);
   const store = runtime.storeFor(options.cache);
   if (store === undefined) return bypassed(ctx, 'CACHE-OFF');
@@ -85,7 +87,7 @@ function decide(ctx: Context, state: RequestState, runtime: CacheRuntime): boole
     return bypassed(ctx, 'KEY-ERROR');
   }
   const visit: Visit = { state, runtime, options, slot: { store, key, options, log: runtime.log } };
-  const seen = lookup(visit.slot);
+  const seen = lookup(visit.slot, now);
   return seen instanceof Promise ? seen.then((found) => afterLookup(ctx, visit, found)) : afterLookup(ctx, visit, seen);
 }
 
@@ -95,7 +97,7 @@ function afterLookup(ctx: Context, visit: Visit, seen: Lookup): boolean | Promis
     runtime.log.error('log_cache_get_failed', { key: slot.key, error: errorText(seen.error) });
     return bypassed(ctx, 'STORE-ERROR');
   }
-  if ('found' in seen) return hit(ctx, visit, seen.found);
+  if ('found' in seen) return hit(ctx, visit, seen.found, seen.at);
   ctx.response.set('x-cache', 'MISS');
   statusMiss(ctx, seen.miss);
   if (!options.cacheSingleFlight) return solo(visit, seen.miss);
@@ -107,11 +109,11 @@ function bypassed(ctx: Context, detail: string): false {
   return false;
 }
 
-/** A fresh entry: replayed (picture B arrow 2). */
-function hit(ctx: Context, visit: Visit, entry: CacheEntry): true {
+/** A fresh entry, found fresh at `at`: replayed (picture B arrow 2). */
+function hit(ctx: Context, visit: Visit, entry: CacheEntry, at: number): true {
   const { state, runtime, options, slot } = visit;
   replayEntry(ctx, state, entry);
-  statusHit(ctx, remainingMs(entry));
+  statusHit(ctx, remainingMs(entry, at));
   runtime.log.debug('log_cache_hit', { key: slot.key });
   const headers = ctx.request.headers;
   // The pipeline's answer can be given again only when nothing it reads can differ: see prepared.ts.
@@ -164,7 +166,7 @@ async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolea
     if ('error' in again) runtime.log.error('log_cache_get_failed', { key: slot.key, error: errorText(again.error) });
     if ('found' in again && flight.settle({ entry: again.found })) {
       await flight.close();
-      return hit(ctx, visit, again.found);
+      return hit(ctx, visit, again.found, Date.now());
     }
   }
   // cacheLockTimeout passed while the lock or the store answered.

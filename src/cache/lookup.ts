@@ -7,7 +7,7 @@
 import type { ResolvedOptions } from '../options.ts';
 import { recentNewestMtimeMs } from '../response/last-modified.ts';
 import type { DecisionLog } from '../response/decision-log.ts';
-import { bounded, errorText } from './bounded.ts';
+import { bounded, boundedAnswer, errorText } from './bounded.ts';
 import type { Forward } from './cache-status.ts';
 import { decodeEntry, encodeEntry, isFresh, type CacheEntry } from './entry.ts';
 import type { CacheStore } from './store.ts';
@@ -21,9 +21,9 @@ export interface Slot {
   readonly log: DecisionLog;
 }
 
-/** What a lookup found. */
+/** What a lookup found; `at` is the time the entry was found fresh at. */
 export type Lookup =
-  | { readonly found: CacheEntry }
+  | { readonly found: CacheEntry; readonly at: number }
   | { readonly miss: Forward }
   | { readonly error: unknown };
 
@@ -60,32 +60,34 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  * Promise.
  *
  * @param slot - the store and key
- * @returns `{found}`, `{miss: 'miss' | 'stale'}`, or `{error}` when the store threw or timed out
+ * @param now - the time, ms since the epoch, when the caller has read the clock already; a store
+ *   that answers later judges by the time it answers
+ * @returns `{found, at}`, `{miss: 'miss' | 'stale'}`, or `{error}` when the store threw or timed out
  */
-export function lookup(slot: Slot): Lookup | Promise<Lookup> {
+export function lookup(slot: Slot, now?: number): Lookup | Promise<Lookup> {
   let value: unknown;
   try {
-    value = bounded(() => slot.store.get(slot.key), limit(slot), 'cache get');
+    value = boundedAnswer(slot.store.get(slot.key), limit(slot), 'cache get');
   } catch (error) {
     return { error };
   }
-  if (isThenable(value)) return Promise.resolve(value).then((v) => judge(slot, v), (error: unknown) => ({ error }));
-  return judge(slot, value);
+  if (isThenable(value)) return Promise.resolve(value).then((v) => judge(slot, v, Date.now()), (error: unknown) => ({ error }));
+  return judge(slot, value, now ?? Date.now());
 }
 
-function judge(slot: Slot, value: unknown): Lookup | Promise<Lookup> {
+function judge(slot: Slot, value: unknown, now: number): Lookup | Promise<Lookup> {
   const entry = decode(value);
   if (entry === undefined) return { miss: 'miss' };
-  if (!isFresh(entry)) return { miss: 'stale' };
+  if (!isFresh(entry, now)) return { miss: 'stale' };
   // The app script's and templates' newest mtime, as Last-Modified reads it (trusted for mtimeTrustMs);
   // the options carry the template paths, the cache, the logger and the messages the scan needs.
-  const newest = recentNewestMtimeMs(slot.options);
-  if (typeof newest === 'number' || newest === undefined) return againstCode(slot, entry, newest);
-  return newest.then((ms) => againstCode(slot, entry, ms));
+  const newest = recentNewestMtimeMs(slot.options, undefined, now);
+  if (typeof newest === 'number' || newest === undefined) return againstCode(slot, entry, newest, now);
+  return newest.then((ms) => againstCode(slot, entry, ms, now));
 }
 
-function againstCode(slot: Slot, entry: CacheEntry, newest: number | undefined): Lookup | Promise<Lookup> {
-  if (newest === undefined || entry.created >= newest) return { found: entry };
+function againstCode(slot: Slot, entry: CacheEntry, newest: number | undefined, now: number): Lookup | Promise<Lookup> {
+  if (newest === undefined || entry.created >= newest) return { found: entry, at: now };
   slot.log.debug('log_stale_entry', { key: slot.key });
   return remove(slot).then(() => ({ miss: 'stale' }));
 }

@@ -145,13 +145,15 @@ const scans = new WeakMap<readonly string[], Map<MtimeCache | undefined, Scan>>(
  *
  * @param sources - the template paths, the cache and the logger; the same
  *   `templatePaths` array (the options' own) finds the last answer
+ * @param script - the app script; `undefined` for the one node runs
+ * @param now - the time, ms since the epoch (a caller that has read the clock already passes it)
  */
-export function recentNewestMtimeMs(sources: MtimeSources, script: string | null = process.argv[1] ?? null): number | undefined | Promise<number | undefined> {
+export function recentNewestMtimeMs(sources: MtimeSources, script: string | null = process.argv[1] ?? null, now: number = Date.now()): number | undefined | Promise<number | undefined> {
   let byCache = scans.get(sources.templatePaths);
   if (byCache === undefined) scans.set(sources.templatePaths, (byCache = new Map()));
   const known = byCache.get(sources.templateMtimeCache);
-  const now = performance.now();
-  if (known !== undefined && known.script === script && now - known.at < mtimeTrustMs) return known.newest;
+  // A clock set back reads the files again.
+  if (known !== undefined && known.script === script && now >= known.at && now - known.at < mtimeTrustMs) return known.newest;
   return newestMtimeMs(sources, script).then((newest) => {
     byCache.set(sources.templateMtimeCache, { newest, at: now, script });
     return newest;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { buffer } from '../../src/middleware.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { mtimeTrustMs, newestMtime } from '../../src/response/last-modified.ts';
+import { mtimeTrustMs, newestMtime, recentNewestMtimeMs } from '../../src/response/last-modified.ts';
 import { builtinMessages } from '../../src/messages.ts';
 import { recordingLogger, serve } from '../helpers/serve.ts';
 import type { BufferOptions } from '../../src/options.ts';
@@ -130,4 +130,14 @@ test('Last-Modified is only added to 200 responses to GET and HEAD', async (t) =
   t.is((await server.request('/', { method: 'HEAD' })).headers['last-modified'], httpDate(epoch));
   t.is((await server.request('/404')).headers['last-modified'], undefined);
   t.is((await server.request('/', { method: 'POST' })).headers['last-modified'], undefined);
+});
+
+test('the newest mtime is trusted for mtimeTrustMs, and scanned again at once when the clock goes back', async (t) => {
+  const dir = templateTree(t);
+  const sources = { templatePaths: [dir], templateMtimeCache: undefined, templateMtimeCacheDuration: 10, logger: recordingLogger(), messages: builtinMessages };
+  const start = Date.now() + 1e9;
+  t.is(await recentNewestMtimeMs(sources, null, start), (epoch + 500) * 1000);
+  utimesSync(join(dir, 'index.html'), epoch + 900, epoch + 900);
+  t.is(recentNewestMtimeMs(sources, null, start + mtimeTrustMs - 1), (epoch + 500) * 1000, 'trusted, and answered without a Promise');
+  t.is(await recentNewestMtimeMs(sources, null, start - 60_000), (epoch + 900) * 1000, 'a clock set back a minute scans again');
 });
