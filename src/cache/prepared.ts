@@ -43,8 +43,9 @@ interface Prepared {
   /** What the pipeline set (name, value) and removed. */
   readonly set: ReadonlyArray<readonly [string, number | string | readonly string[]]>;
   readonly removed: readonly string[];
-  /** The body it sent. */
+  /** The body it sent, and its length as the Content-Length value. */
   readonly body: Buffer;
+  readonly length: string;
 }
 
 function sameValue(a: Value, b: Value): boolean {
@@ -60,6 +61,29 @@ function agrees(ctx: Context, known: Prepared): boolean {
     if (!sameValue(known.before[i], res.getHeader(known.watched[i]!) as Value)) return false;
   }
   return true;
+}
+
+/** Koa's response, with the field its body accessors read and write. */
+type KoaResponse = Context['response'] & { _body?: unknown };
+
+/**
+ * Replaces the replayed entity with the prepared answer's body. Koa's body
+ * setter, given one Buffer in place of another, under an explicit status and
+ * a Content-Type, does nothing but set Content-Length, and costs a prepared
+ * hit a tenth of its time (it allocates on each call, and lowercases the
+ * names it checks). So the swap writes the field the setter and getter use,
+ * `_body` in Koa 2 and 3, and sets Content-Length itself, as the setter would
+ * (not under a Transfer-Encoding). It does so only when that field holds
+ * the very entity the getter returned; any other Koa gets the setter.
+ */
+function swapBody(ctx: Context, entity: Buffer, known: Prepared): void {
+  const response = ctx.response as KoaResponse;
+  if (response._body !== entity) {
+    response.body = known.body;
+    return;
+  }
+  response._body = known.body;
+  if (!ctx.res.hasHeader('transfer-encoding')) ctx.res.setHeader('content-length', known.length);
 }
 
 /** Every response header: names and values, in Node's order. */
@@ -113,7 +137,7 @@ export class PreparedHits {
     if (known !== undefined && known.status === response.status && agrees(ctx, known)) {
       const res = ctx.res;
       for (let i = 0; i < known.removed.length; i++) res.removeHeader(known.removed[i]!);
-      response.body = known.body;
+      swapBody(ctx, entry.body, known);
       for (let i = 0; i < known.set.length; i++) res.setHeader(known.set[i]![0], known.set[i]![1]);
       return true;
     }
@@ -138,7 +162,7 @@ export class PreparedHits {
       forEntry = { created: entry.created, length: entry.body.length, byEncodings: new Map(), bytes: 0 };
     }
     if (forEntry.byEncodings.size >= encodingsPerEntry && !forEntry.byEncodings.has(encodings)) return;
-    const prepared: Prepared = { status: 200, watched, before: watched.map((name) => before.get(name)), set, removed, body: ctx.body };
+    const prepared: Prepared = { status: 200, watched, before: watched.map((name) => before.get(name)), set, removed, body: ctx.body, length: String(ctx.body.length) };
     forEntry.byEncodings.set(encodings, prepared);
     forEntry.bytes += ctx.body.length + encodings.length;
     // Set again so the LRU counts the new size.

@@ -6,7 +6,7 @@
  * through the pipeline again.
  */
 import test from 'ava';
-import type { Context, Next } from 'koa';
+import Koa, { type Context, type Next } from 'koa';
 import { buffer } from '../../src/middleware.ts';
 import { decode, htmlPage, rawRequest, recordingLogger, serve, type RawResponse } from '../helpers/serve.ts';
 
@@ -132,4 +132,35 @@ test('a header an outer middleware sets per request does not keep a hit from its
     t.deepEqual(decode(response), decode(first));
     t.is(response.headers.etag, first.headers.etag);
   }
+});
+
+test('a Koa whose response keeps its body elsewhere gets prepared hits through its own body setter, byte for byte', async (t) => {
+  // Koa 2 and 3 keep the body in response._body, which a prepared hit swaps directly; this app's
+  // response keeps it in a field of its own, as another Koa might, so the swap must use the setter.
+  const app = new Koa();
+  const koaBody = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(app.response), 'body')!;
+  Object.defineProperty(app.response, 'body', {
+    get(this: { kept?: unknown }) { return this.kept; },
+    set(this: { kept?: unknown; _body?: unknown }, value: unknown) {
+      koaBody.set!.call(this, value);
+      this.kept = value;
+      this._body = undefined;
+    },
+  });
+  let runs = 0;
+  app.use(buffer({ cache: true }));
+  app.use(async (ctx) => {
+    if (await ctx.bufferIsCached()) return;
+    runs++;
+    ctx.type = 'html';
+    ctx.body = page;
+  });
+  const server = await serve(t, app);
+  const headers = { 'accept-encoding': 'br' };
+  await server.request('/', { headers });
+  const first = await server.request('/', { headers });
+  for (let i = 0; i < 3; i++) t.deepEqual(seen(await server.request('/', { headers })), seen(first), `hit ${i + 2} is hit 1`);
+  t.is(decode(first).toString(), page);
+  t.is(Number(first.headers['content-length']), first.body.length);
+  t.is(runs, 1);
 });
