@@ -23,6 +23,7 @@ import type { Context } from 'koa';
 import { LRUCache } from 'lru-cache';
 import type { RequestState } from '../context.ts';
 import type { CacheEntry } from './entry.ts';
+import { setBufferBody } from './koa-body.ts';
 import { plainGet } from './lru-get.ts';
 
 /**
@@ -43,9 +44,8 @@ interface Prepared {
   /** What the pipeline set (name, value) and removed. */
   readonly set: ReadonlyArray<readonly [string, number | string | readonly string[]]>;
   readonly removed: readonly string[];
-  /** The body it sent, and its length as the Content-Length value. */
+  /** The body it sent. */
   readonly body: Buffer;
-  readonly length: string;
 }
 
 function sameValue(a: Value, b: Value): boolean {
@@ -61,29 +61,6 @@ function agrees(ctx: Context, known: Prepared): boolean {
     if (!sameValue(known.before[i], res.getHeader(known.watched[i]!) as Value)) return false;
   }
   return true;
-}
-
-/** Koa's response, with the field its body accessors read and write. */
-type KoaResponse = Context['response'] & { _body?: unknown };
-
-/**
- * Replaces the replayed entity with the prepared answer's body. Koa's body
- * setter, given one Buffer in place of another, under an explicit status and
- * a Content-Type, does nothing but set Content-Length, and costs a prepared
- * hit a tenth of its time (it allocates on each call, and lowercases the
- * names it checks). So the swap writes the field the setter and getter use,
- * `_body` in Koa 2 and 3, and sets Content-Length itself, as the setter would
- * (not under a Transfer-Encoding). It does so only when that field holds
- * the very entity the getter returned; any other Koa gets the setter.
- */
-function swapBody(ctx: Context, entity: Buffer, known: Prepared): void {
-  const response = ctx.response as KoaResponse;
-  if (response._body !== entity) {
-    response.body = known.body;
-    return;
-  }
-  response._body = known.body;
-  if (!ctx.res.hasHeader('transfer-encoding')) ctx.res.setHeader('content-length', known.length);
 }
 
 /** Every response header: names and values, in Node's order. */
@@ -137,7 +114,7 @@ export class PreparedHits {
     if (known !== undefined && known.status === response.status && agrees(ctx, known)) {
       const res = ctx.res;
       for (let i = 0; i < known.removed.length; i++) res.removeHeader(known.removed[i]!);
-      swapBody(ctx, entry.body, known);
+      setBufferBody(ctx, known.body);
       for (let i = 0; i < known.set.length; i++) res.setHeader(known.set[i]![0], known.set[i]![1]);
       return true;
     }
@@ -162,7 +139,7 @@ export class PreparedHits {
       forEntry = { created: entry.created, length: entry.body.length, byEncodings: new Map(), bytes: 0 };
     }
     if (forEntry.byEncodings.size >= encodingsPerEntry && !forEntry.byEncodings.has(encodings)) return;
-    const prepared: Prepared = { status: 200, watched, before: watched.map((name) => before.get(name)), set, removed, body: ctx.body, length: String(ctx.body.length) };
+    const prepared: Prepared = { status: 200, watched, before: watched.map((name) => before.get(name)), set, removed, body: ctx.body };
     forEntry.byEncodings.set(encodings, prepared);
     forEntry.bytes += ctx.body.length + encodings.length;
     // Set again so the LRU counts the new size.

@@ -8,6 +8,7 @@ import type { Context } from 'koa';
 import type { RequestState } from '../context.ts';
 import type { Messages } from '../messages.ts';
 import type { CacheEntry } from './entry.ts';
+import { setBufferBody } from './koa-body.ts';
 
 /**
  * Puts `entry` into the response and marks the request replayed (OPTIMISE
@@ -30,7 +31,7 @@ export function replayEntry(ctx: Context, state: RequestState, entry: CacheEntry
   // Lower case, as the entry's names are: Node lowercases every name it is given, and only such a name costs it nothing.
   res.setHeader('x-cache', 'HIT');
   // After the headers: Koa gives a Buffer body a binary Content-Type only when none is set.
-  response.body = entry.body;
+  setBufferBody(ctx, entry.body);
 }
 
 /**
