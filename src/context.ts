@@ -15,6 +15,7 @@
  */
 import type { Context } from 'koa';
 import { isCached } from './cache/cached.ts';
+import type { CacheEntry } from './cache/entry.ts';
 import type { CacheRuntime } from './cache/runtime.ts';
 import type { ResolvedOptions } from './options.ts';
 
@@ -70,11 +71,12 @@ export interface RequestState {
   /** True when the action or a pipeline step threw (set before onFinish runs). */
   failed: boolean;
   /**
-   * Set on a cache hit: called when the pipeline is about to begin; true
-   * when it answered the response itself (a prepared hit), so the pipeline
-   * is skipped.
+   * Set on a cache hit whose pipeline answer may be given again (see
+   * cache/prepared.ts): the key and the entry replayed. Plain fields, not a
+   * hook closing over them: a hit allocates as little as it can.
    */
-  beforePipeline: ((ctx: Context) => boolean) | undefined;
+  preparedKey: string | undefined;
+  preparedEntry: CacheEntry | undefined;
 }
 
 const stateKey = Symbol('koa-buffer request state');
@@ -89,7 +91,7 @@ export function requestState(ctx: Context): RequestState | undefined {
 
 /** Starts the state of a request. */
 export function openState(ctx: Context, config: ResolvedOptions, cache?: CacheRuntime): RequestState {
-  const state: RequestState = { config, replayed: false, storeEntry: undefined, onFinish: [], cache, cacheAnswer: undefined, failed: false, beforePipeline: undefined };
+  const state: RequestState = { config, replayed: false, storeEntry: undefined, onFinish: [], cache, cacheAnswer: undefined, failed: false, preparedKey: undefined, preparedEntry: undefined };
   (ctx as WithState)[stateKey] = state;
   return state;
 }

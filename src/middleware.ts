@@ -14,6 +14,7 @@
  * specialise. On a cache hit they cost a sixth of the requests a second.
  */
 import type { Context, Middleware, Next } from 'koa';
+import { answeredAsPrepared } from './cache/cached.ts';
 import { CacheRuntime } from './cache/runtime.ts';
 import { bufferIsCached, openState, requestState, type RequestState } from './context.ts';
 import { Md5, md5 } from './native/exports.ts';
@@ -348,7 +349,7 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
     try {
       await next();
       // A cache hit the pipeline has answered before, for the very same inputs, is answered as it was then.
-      const work = state.beforePipeline?.(ctx) ? undefined : check(ctx, state, shared); // 1. CHECK
+      const work = answeredAsPrepared(ctx, state) ? undefined : check(ctx, state, shared); // 1. CHECK
       if (work) for (const step of pipeline) if (!(await step(work, shared))) break;
     } catch (error) {
       state.failed = true; // a build that threw ends its flight with ERROR

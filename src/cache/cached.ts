@@ -118,21 +118,27 @@ function hit(ctx: Context, visit: Visit, entry: CacheEntry, at: number): true {
   const headers = ctx.request.headers;
   // The pipeline's answer can be given again only when nothing it reads can differ: see prepared.ts.
   if (options === state.config && typeof options.lastModified !== 'function' && headers['if-none-match'] === undefined && headers['if-modified-since'] === undefined) {
-    state.beforePipeline = preparedAnswer(state, runtime, slot.key, entry);
+    state.preparedKey = slot.key;
+    state.preparedEntry = entry;
   }
   return true;
 }
 
 /**
- * The pipeline hook of a hit. It takes ctx as an argument rather than closing
- * over it, as the other hooks in the request state do.
+ * Called by the middleware when the pipeline is about to begin: true when a
+ * cache hit got the answer the pipeline gave the same inputs before (a
+ * prepared hit, see prepared.ts), so the pipeline is skipped.
+ *
+ * @param ctx - the request
+ * @param state - its koa-buffer state
  */
-function preparedAnswer(state: RequestState, runtime: CacheRuntime, key: string, entry: CacheEntry): (ctx: Context) => boolean {
-  return (ctx) => {
-    const override = readOverride((ctx.state as Record<string, unknown> | undefined)?.buffer);
-    if (override.off || responseOptions(state.config, sectionDeclarations(ctx), override.values) !== state.config) return false;
-    return runtime.prepared.answer(ctx, state, key, entry);
-  };
+export function answeredAsPrepared(ctx: Context, state: RequestState): boolean {
+  const { preparedKey, preparedEntry, cache } = state;
+  if (preparedKey === undefined || preparedEntry === undefined || cache === undefined) return false;
+  // Sections and ctx.state.buffer may have changed the options since the lookup.
+  const override = readOverride((ctx.state as Record<string, unknown> | undefined)?.buffer);
+  if (override.off || responseOptions(state.config, sectionDeclarations(ctx), override.values) !== state.config) return false;
+  return cache.prepared.answer(ctx, state, preparedKey, preparedEntry);
 }
 
 // --- single flight ----------------------------------------------------------
