@@ -54,6 +54,9 @@ const self = fileURLToPath(import.meta.url);
 
 type Mode = 'bare' | 'bare-control' | 'ours' | 'koa-cash';
 
+/** The configurations, in the order measureCoding reads its samples back. */
+const modes: readonly Mode[] = ['bare', 'ours', 'koa-cash', 'bare-control'];
+
 // --- server side (a child process) -------------------------------------------
 
 async function serveMode(mode: Mode): Promise<void> {
@@ -126,7 +129,6 @@ async function main(): Promise<void> {
   // requests to a neighbour's burst, and many short reps outvote bursts better than a few long ones.
   const reps = quick ? 1 : 3 * processes;
   const seconds = 2;
-  const modes: Mode[] = ['bare', 'ours', 'koa-cash', 'bare-control'];
   console.log(`load generator: ${generator}`);
   const rows: Row[] = [];
   const problems: string[] = [];
@@ -154,7 +156,6 @@ async function measureCoding(
   { processes, reps, seconds }: { processes: number; reps: number; seconds: number },
   problems: string[],
 ): Promise<Row[]> {
-  const modes = [...servers.keys()];
   const headers = { 'accept-encoding': coding };
   const rows: Row[] = [];
   const cpu = new Map<Mode, number[]>();
