@@ -91,7 +91,7 @@ async function serveMode(mode: Mode): Promise<void> {
     });
   }
 
-  const server = http.createServer(app.callback());
+  const server = http.createServer(app.callback() as http.RequestListener); // Koa catches its own errors: its promise never rejects
   server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
   process.on('disconnect', () => process.exit(0));
 }

@@ -102,7 +102,7 @@ async function serveMode(config: ServeConfig): Promise<void> {
       ctx.body = body;
     });
   }
-  const server = http.createServer(app.callback());
+  const server = http.createServer(app.callback() as http.RequestListener); // Koa catches its own errors: its promise never rejects
   server.listen(0, '127.0.0.1', () => tell({ port: (server.address() as AddressInfo).port }));
   process.on('disconnect', () => process.exit(0));
 }

@@ -58,10 +58,9 @@ const server = app.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   console.log(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port} (${host}, Redis ${redisUrl})`);
 });
 const stop = (): void => {
-  server.close(async () => {
-    await lock.close();
+  server.close(() => {
     // The Redis cache store was opened by buffer() from the URL; exiting closes its connection.
-    process.exit(0);
+    void lock.close().finally(() => process.exit(0));
   });
 };
 process.on('SIGINT', stop);

@@ -16,7 +16,7 @@ import { mtimeTrustMs } from '../../src/response/last-modified.ts';
 import { buffer } from '../../src/middleware.ts';
 import { squashHtml } from '../../src/native/exports.ts';
 import type { BufferOptions, CacheStore } from '../../src/options.ts';
-import { decode, htmlPage, rawRequest, recordingLogger, serve, type RawResponse, type Served } from '../helpers/serve.ts';
+import { decode, htmlPage, rawRequest, recordingLogger, serve, type Served } from '../helpers/serve.ts';
 
 const page = htmlPage(8 * 1024, 3);
 

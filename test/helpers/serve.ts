@@ -42,7 +42,7 @@ export async function serve(t: ExecutionContext, app: Koa | Koa.Middleware[]): P
     koa = app;
   }
   koa.silent = true;
-  const server = http.createServer(koa.callback());
+  const server = http.createServer(koa.callback() as http.RequestListener); // Koa catches its own errors: its promise never rejects
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const close = (): Promise<void> =>
