@@ -9,7 +9,10 @@ import type Koa from 'koa';
 /** Answers every request on `app` with `page`, precompressed. */
 export function useBarePrecompressed(app: Koa, page: string): void {
   const bytes = Buffer.from(page);
-  const pre = { br: zlib.brotliCompressSync(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }), gzip: zlib.gzipSync(bytes) };
+  const pre = {
+    br: zlib.brotliCompressSync(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }),
+    gzip: zlib.gzipSync(bytes),
+  };
   app.use((ctx) => {
     const coding = (ctx.get('Accept-Encoding').includes('br') ? 'br' : 'gzip') as 'br' | 'gzip';
     ctx.type = 'html';

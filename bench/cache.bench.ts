@@ -63,7 +63,9 @@ async function serveMode(mode: Mode): Promise<void> {
   const { default: Koa } = await import('koa');
   const app = new Koa();
   app.silent = true;
-  const lines = htmlPage(50 * 1024, 42).split('\n').map((line) => `${line}\n`);
+  const lines = htmlPage(50 * 1024, 42)
+    .split('\n')
+    .map((line) => `${line}\n`);
   // "Rendered": a new string per build, as a template engine would make it.
   const render = (): string => lines.join('');
 
@@ -71,11 +73,23 @@ async function serveMode(mode: Mode): Promise<void> {
     useBarePrecompressed(app, render());
   } else if (mode === 'koa-cash') {
     // koa-cash ships no types; this is the part of its API the bench uses.
-    type Cash = (options: { compression: boolean; get(key: string): Promise<unknown>; set(key: string, value: object): Promise<void> }) => import('koa').Middleware;
+    type Cash = (options: {
+      compression: boolean;
+      get(key: string): Promise<unknown>;
+      set(key: string, value: object): Promise<void>;
+    }) => import('koa').Middleware;
     const { default: cash } = (await import('koa-cash' as string)) as { default: Cash };
     const { LRUCache } = await import('lru-cache');
     const lru = new LRUCache<string, object>({ max: 1000 });
-    app.use(cash({ compression: true, get: async (key: string) => lru.get(key), set: async (key: string, value: object) => { lru.set(key, value); } }));
+    app.use(
+      cash({
+        compression: true,
+        get: async (key: string) => lru.get(key),
+        set: async (key: string, value: object) => {
+          lru.set(key, value);
+        },
+      }),
+    );
     app.use(async (ctx) => {
       if (await (ctx as unknown as { cashed(): Promise<boolean> }).cashed()) return;
       ctx.type = 'html';
@@ -98,10 +112,12 @@ async function serveMode(mode: Mode): Promise<void> {
 
 // --- driver side ---------------------------------------------------------------
 
-
 function startServer(mode: Mode): Promise<{ port: number; child: ChildProcess }> {
   const [cmd, args] = pinned(0, [process.execPath, '--import', 'tsx', self, '--serve', mode]);
-  const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, KOA_BUFFER_DEBUG: '0' } });
+  const child = spawn(cmd, args, {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, KOA_BUFFER_DEBUG: '0' },
+  });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`server ${mode} exited with ${code}`)));
@@ -119,8 +135,6 @@ function cpuMicros(pid: number): number | undefined {
     return undefined;
   }
 }
-
-
 
 async function main(): Promise<void> {
   ensureBuilt();
@@ -141,12 +155,16 @@ async function main(): Promise<void> {
         for (let i = 0; i < processes; i++) started.push(await startServer(mode));
         servers.set(mode, started);
       }
-      rows.push(...await measureCoding(coding, servers, { processes, reps, seconds }, problems));
+      rows.push(...(await measureCoding(coding, servers, { processes, reps, seconds }, problems)));
     } finally {
       for (const started of servers.values()) for (const server of started) server.child.kill();
     }
   }
-  reportHttp('Cache hit: koa-buffer vs bare Koa (precompressed) and koa-cash (ratio > 1: koa-buffer better)', rows, problems);
+  reportHttp(
+    'Cache hit: koa-buffer vs bare Koa (precompressed) and koa-cash (ratio > 1: koa-buffer better)',
+    rows,
+    problems,
+  );
 }
 
 /** The rows of one client coding, measured on `servers` (each mode's processes take the reps in turn). */
@@ -168,37 +186,87 @@ async function measureCoding(
     const before = cpuMicros(pid);
     const result = await load(server.port, headers, seconds);
     const after = cpuMicros(pid);
-    const micros = before !== undefined && after !== undefined && result.total > 0 ? (after - before) / result.total : undefined;
+    const micros =
+      before !== undefined && after !== undefined && result.total > 0 ? (after - before) / result.total : undefined;
     if (micros !== undefined) cpu.set(mode, [...(cpu.get(mode) ?? []), micros]);
-    if (process.env.KB_BENCH_VERBOSE === '1') console.error(`${mode} ${coding} p${turn % processes} pid ${pid}: ${result.rps.toFixed(0)} req/s ${micros?.toFixed(1) ?? '?'} µs`);
-    if (result.errors > 0 || result.non2xx > 0) problems.push(`${mode} ${JSON.stringify(headers)}: ${result.errors} errors, ${result.non2xx} non-2xx`);
+    if (process.env.KB_BENCH_VERBOSE === '1')
+      console.error(
+        `${mode} ${coding} p${turn % processes} pid ${pid}: ${result.rps.toFixed(0)} req/s ${micros?.toFixed(1) ?? '?'} µs`,
+      );
+    if (result.errors > 0 || result.non2xx > 0)
+      problems.push(`${mode} ${JSON.stringify(headers)}: ${result.errors} errors, ${result.non2xx} non-2xx`);
     return result.rps;
   };
   // Warm up: the first request builds the cache entry, the rest warm the JIT and the memo. Twice: the
   // end of a load run resets its connections mid-response, which is new to the JIT too, and after a
   // single warm-up run every server, bare Koa's too, served its first rep a fifth slower than the next.
-  for (const warmUp of quick ? [1] : [2, 1]) for (const mode of modes) for (const server of servers.get(mode)!) await load(server.port, headers, warmUp);
+  for (const warmUp of quick ? [1] : [2, 1])
+    for (const mode of modes) for (const server of servers.get(mode)!) await load(server.port, headers, warmUp);
   for (const server of servers.get('ours')!) {
     const oursHeaders = await once(server.port, headers);
-    if (oursHeaders.headers['x-cache'] !== 'HIT') problems.push(`ours did not answer from the cache (${coding}): X-Cache ${oursHeaders.headers['x-cache']}`);
+    if (oursHeaders.headers['x-cache'] !== 'HIT')
+      problems.push(`ours did not answer from the cache (${coding}): X-Cache ${oursHeaders.headers['x-cache']}`);
   }
-  const [bare, ours, cash, control] = await alternate(modes.map((mode) => ({ name: `${mode} ${coding}`, run: run(mode) })), reps, 'req/s') as [Sample, Sample, Sample, Sample];
-  rows.push(compare(`cache hit, 50 KiB page, ${coding} client: koa-buffer vs bare Koa precompressed`, ours, bare, true, '>= 0.8'));
-  rows.push(compare(`cache hit, 50 KiB page, ${coding} client: koa-buffer vs koa-cash`, ours, cash, true, coding === 'br' ? '>= 1.7' : '>= 1.2'));
+  const [bare, ours, cash, control] = (await alternate(
+    modes.map((mode) => ({ name: `${mode} ${coding}`, run: run(mode) })),
+    reps,
+    'req/s',
+  )) as [Sample, Sample, Sample, Sample];
+  rows.push(
+    compare(
+      `cache hit, 50 KiB page, ${coding} client: koa-buffer vs bare Koa precompressed`,
+      ours,
+      bare,
+      true,
+      '>= 0.8',
+    ),
+  );
+  rows.push(
+    compare(
+      `cache hit, 50 KiB page, ${coding} client: koa-buffer vs koa-cash`,
+      ours,
+      cash,
+      true,
+      coding === 'br' ? '>= 1.7' : '>= 1.2',
+    ),
+  );
   const cpuOf = (mode: Mode): Sample | undefined => {
     const values = cpu.get(mode);
     return values === undefined ? undefined : sample(`${mode} ${coding}`, values, 'µs CPU/req');
   };
   const [cpuOurs, cpuBare, cpuCash] = [cpuOf('ours'), cpuOf('bare'), cpuOf('koa-cash')];
   if (cpuOurs && cpuBare && cpuCash) {
-    rows.push(compare(`server CPU per request, ${coding} client: koa-buffer vs bare Koa precompressed`, cpuOurs, cpuBare, false, '>= 0.8'));
-    rows.push(compare(`server CPU per request, ${coding} client: koa-buffer vs koa-cash`, cpuOurs, cpuCash, false, coding === 'br' ? '>= 1.7' : '>= 1.2'));
+    rows.push(
+      compare(
+        `server CPU per request, ${coding} client: koa-buffer vs bare Koa precompressed`,
+        cpuOurs,
+        cpuBare,
+        false,
+        '>= 0.8',
+      ),
+    );
+    rows.push(
+      compare(
+        `server CPU per request, ${coding} client: koa-buffer vs koa-cash`,
+        cpuOurs,
+        cpuCash,
+        false,
+        coding === 'br' ? '>= 1.7' : '>= 1.2',
+      ),
+    );
   }
   const drift = control.median / bare.median;
-  rows.push({ ...compare(`control, ${coding}: bare Koa vs a second bare Koa`, control, bare, true, '0.9–1.1'), note: drift < 0.9 || drift > 1.1 ? 'REJECTED: drift over 10%, the machine was too busy' : 'within 10%' });
+  rows.push({
+    ...compare(`control, ${coding}: bare Koa vs a second bare Koa`, control, bare, true, '0.9–1.1'),
+    note: drift < 0.9 || drift > 1.1 ? 'REJECTED: drift over 10%, the machine was too busy' : 'within 10%',
+  });
   for (const mode of ['ours', 'koa-cash', 'bare'] as const) {
     const r = await once(servers.get(mode)![0]!.port, headers);
-    rows.push({ figure: `bytes on the wire, ${coding} client, ${mode}`, ours: { name: mode, median: r.bytes, min: r.bytes, max: r.bytes, unit: 'B' }, note: `Content-Encoding ${r.headers['content-encoding'] ?? 'none'}` });
+    rows.push({
+      figure: `bytes on the wire, ${coding} client, ${mode}`,
+      ours: { name: mode, median: r.bytes, min: r.bytes, max: r.bytes, unit: 'B' },
+      note: `Content-Encoding ${r.headers['content-encoding'] ?? 'none'}`,
+    });
   }
   return rows;
 }

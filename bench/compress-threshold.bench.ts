@@ -12,7 +12,6 @@ import { htmlPage } from './fixtures/pages.ts';
 import { compressIn, defaultLevels, syncLimit } from '../src/response/compress.ts';
 import type { Coding } from '../src/response/negotiate.ts';
 
-
 /** The longest a request may hold the event loop for one compression. */
 const budgetMs = 1;
 const sizes = [4, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024].map((k) => k * 1024);
@@ -41,14 +40,27 @@ for (const coding of ['br', 'gzip', 'zstd'] as const) {
       asyncMs.push(await timeAsync(() => asyncCall(coding)(body)));
     }
     if (median(syncMs) <= budgetMs) largestUnderBudget = size;
-    table.push(`${coding.padEnd(6)}  ${String(size / 1024).padStart(8)}  ${median(syncMs).toFixed(3).padStart(24)}  ${median(asyncMs).toFixed(3).padStart(15)}`);
+    table.push(
+      `${coding.padEnd(6)}  ${String(size / 1024).padStart(8)}  ${median(syncMs).toFixed(3).padStart(24)}  ${median(asyncMs).toFixed(3).padStart(15)}`,
+    );
     if (size === 64 * 1024 || size === 1024 * 1024) {
-      rows.push({ figure: `${coding} ${size / 1024} KiB, sync vs async`, ours: sample(`${coding} sync`, syncMs, 'ms'), peer: sample(`${coding} async`, asyncMs, 'ms'), ratio: median(asyncMs) / median(syncMs) });
+      rows.push({
+        figure: `${coding} ${size / 1024} KiB, sync vs async`,
+        ours: sample(`${coding} sync`, syncMs, 'ms'),
+        peer: sample(`${coding} async`, asyncMs, 'ms'),
+        ratio: median(asyncMs) / median(syncMs),
+      });
     }
   }
   rows.push({
     figure: `${coding}: largest size whose sync call stays under ${budgetMs} ms`,
-    ours: { name: 'measured', median: largestUnderBudget / 1024, min: largestUnderBudget / 1024, max: largestUnderBudget / 1024, unit: 'KiB' },
+    ours: {
+      name: 'measured',
+      median: largestUnderBudget / 1024,
+      min: largestUnderBudget / 1024,
+      max: largestUnderBudget / 1024,
+      unit: 'KiB',
+    },
     note: `syncLimit in compress.ts: ${syncLimit[coding] / 1024} KiB`,
   });
 }

@@ -20,7 +20,9 @@ import { LOCK_BUSY } from '../src/native/types.ts';
 import { alternate, compare, opsPerSecond, quick, report, type Row, type Sample } from './harness.ts';
 
 if (!addon) {
-  console.error(`flock bench: the native addon is unavailable (${addonUnavailableReason}); build it with npx node-gyp rebuild`);
+  console.error(
+    `flock bench: the native addon is unavailable (${addonUnavailableReason}); build it with npx node-gyp rebuild`,
+  );
   process.exit(1);
 }
 const lock = addon;
@@ -117,8 +119,14 @@ lock.closeFd(held);
 function controlRow(again: Sample, first: Sample): Row {
   const row = compare('control: the floor against itself', again, first, true, '≈ 1');
   const off = Math.abs((row.ratio ?? 1) - 1);
-  row.note = off > 0.1 ? `REJECTED: the control is off by ${(off * 100).toFixed(0)}%; rerun on a quieter machine` : 'drift on this machine';
-  if (off > 0.1) console.error(`flock bench: the control is off by ${(off * 100).toFixed(0)}%, the figures of this run are not reliable`);
+  row.note =
+    off > 0.1
+      ? `REJECTED: the control is off by ${(off * 100).toFixed(0)}%; rerun on a quieter machine`
+      : 'drift on this machine';
+  if (off > 0.1)
+    console.error(
+      `flock bench: the control is off by ${(off * 100).toFixed(0)}%, the figures of this run are not reliable`,
+    );
   return row;
 }
 
@@ -126,7 +134,10 @@ const rows: Row[] = [
   compare('acquire + release, FileLock hot path', full!, proper, true, '>= 200,000/s; ratio vs proper-lockfile'),
   compare('acquire + release by close alone', close!, proper, true),
   compare('four separate primitive calls', split!, proper, true),
-  { ...compare('acquire + release vs the open+close floor', full!, floor, true), note: 'a fraction of the floor: open+flock+flock+close vs open+close' },
+  {
+    ...compare('acquire + release vs the open+close floor', full!, floor, true),
+    note: 'a fraction of the floor: open+flock+flock+close vs open+close',
+  },
   { ...compare('busy attempt (open + flock + close)', busy!, floor, true), note: 'attempts/s' },
   controlRow(floorAgain!, floor!),
 ];

@@ -82,9 +82,21 @@ export async function alternate(
 }
 
 /** A row comparing ours with a peer; `higherIsBetter` orients the ratio. */
-export function compare(figure: string, ours: Sample, peer: Sample | undefined, higherIsBetter = true, target?: string): Row {
+export function compare(
+  figure: string,
+  ours: Sample,
+  peer: Sample | undefined,
+  higherIsBetter = true,
+  target?: string,
+): Row {
   const ratio = peer ? (higherIsBetter ? ours.median / peer.median : peer.median / ours.median) : undefined;
-  return { figure, ours, ...(peer ? { peer } : {}), ...(ratio !== undefined ? { ratio } : {}), ...(target ? { target } : {}) };
+  return {
+    figure,
+    ours,
+    ...(peer ? { peer } : {}),
+    ...(ratio !== undefined ? { ratio } : {}),
+    ...(target ? { target } : {}),
+  };
 }
 
 function fmt(s: Sample): string {
@@ -99,7 +111,9 @@ export function printRows(title: string, rows: Row[]): void {
     const peer = row.peer ? `  vs ${row.peer.name}: ${fmt(row.peer)}` : '';
     const ratio = row.ratio !== undefined ? `  ratio ${row.ratio.toFixed(2)}×` : '';
     const target = row.target ? `  (target ${row.target})` : '';
-    console.log(`- ${row.figure}: ${row.ours.name}: ${fmt(row.ours)}${peer}${ratio}${target}${row.note ? `  — ${row.note}` : ''}`);
+    console.log(
+      `- ${row.figure}: ${row.ours.name}: ${fmt(row.ours)}${peer}${ratio}${target}${row.note ? `  — ${row.note}` : ''}`,
+    );
   }
 }
 

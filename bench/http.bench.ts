@@ -37,11 +37,14 @@ async function serveMode(mode: Mode): Promise<void> {
   const app = new Koa();
   app.silent = true; // a load generator closing its connections mid-response is not news
   const big = mode.endsWith('5mib');
-  const lines = htmlPage(big ? 5 * 1024 * 1024 : 50 * 1024, 42).split('\n').map((line) => `${line}\n`);
+  const lines = htmlPage(big ? 5 * 1024 * 1024 : 50 * 1024, 42)
+    .split('\n')
+    .map((line) => `${line}\n`);
   let counter = 0;
   // "Rendered afresh": a new string per request, built from the template's lines.
   // The changing page differs in text the squasher keeps (a comment would be squashed away and the bytes would repeat).
-  const render = (): string => (mode === 'ours-changing' ? `${lines.join('')}<p>request ${counter++}</p>` : lines.join(''));
+  const render = (): string =>
+    mode === 'ours-changing' ? `${lines.join('')}<p>request ${counter++}</p>` : lines.join('');
 
   if (mode === 'bare') {
     useBarePrecompressed(app, render());
@@ -52,11 +55,15 @@ async function serveMode(mode: Mode): Promise<void> {
     app.use(compress());
     app.use(conditional());
     app.use(etag());
-    app.use((ctx) => { ctx.body = render(); });
+    app.use((ctx) => {
+      ctx.body = render();
+    });
   } else {
     const { buffer } = await builtPackage();
     app.use(buffer({ optimiseContent: 1, ...(mode === 'ours-nomemo' || big ? { memoMaxSize: 0 } : {}) }));
-    app.use((ctx) => { ctx.body = render(); });
+    app.use((ctx) => {
+      ctx.body = render();
+    });
   }
 
   const delay = monitorEventLoopDelay({ resolution: 1 });
@@ -84,23 +91,29 @@ interface Server {
   ask(cmd: string): Promise<Record<string, number>>;
 }
 
-
 function startServer(mode: Mode): Promise<Server> {
   const [cmd, args] = pinned(0, [process.execPath, '--import', 'tsx', self, '--serve', mode]);
-  const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, KOA_BUFFER_DEBUG: '0' } });
+  const child = spawn(cmd, args, {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, KOA_BUFFER_DEBUG: '0' },
+  });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`server ${mode} exited with ${code}`)));
     child.once('message', (message: { port: number }) => {
       resolve({
-        mode, port: message.port, child,
-        ask: (cmd) => new Promise((res) => { child.once('message', res as never); child.send({ cmd }); }),
+        mode,
+        port: message.port,
+        child,
+        ask: (cmd) =>
+          new Promise((res) => {
+            child.once('message', res as never);
+            child.send({ cmd });
+          }),
       });
     });
   });
 }
-
-
 
 async function main(): Promise<void> {
   ensureBuilt();
@@ -113,7 +126,8 @@ async function main(): Promise<void> {
   const problems: string[] = [];
   const run = (mode: Mode, headers: Record<string, string>, expect: number) => async () => {
     const result = await load(servers.get(mode)!.port, headers, seconds);
-    if (result.errors > 0 || (expect === 200 && result.non2xx > 0)) problems.push(`${mode} ${JSON.stringify(headers)}: ${result.errors} errors, ${result.non2xx} non-2xx`);
+    if (result.errors > 0 || (expect === 200 && result.non2xx > 0))
+      problems.push(`${mode} ${JSON.stringify(headers)}: ${result.errors} errors, ${result.non2xx} non-2xx`);
     return result.rps;
   };
 
@@ -121,7 +135,11 @@ async function main(): Promise<void> {
     for (const coding of ['br', 'gzip'] as const) {
       const headers = { 'accept-encoding': coding };
       for (const mode of modes) await load(servers.get(mode)!.port, headers, 1); // warm up (JIT, memo)
-      const [bare, ours, nomemo, changing, peers] = await alternate(modes.map((mode) => ({ name: `${mode} ${coding}`, run: run(mode, headers, 200) })), reps, 'req/s') as [Sample, Sample, Sample, Sample, Sample];
+      const [bare, ours, nomemo, changing, peers] = (await alternate(
+        modes.map((mode) => ({ name: `${mode} ${coding}`, run: run(mode, headers, 200) })),
+        reps,
+        'req/s',
+      )) as [Sample, Sample, Sample, Sample, Sample];
       rows.push(compare(`50 KiB page, ${coding}, same bytes per request (memo)`, ours, peers, true, '>= 10'));
       rows.push(compare(`50 KiB page, ${coding}, memo vs bare Koa precompressed`, ours, bare, true, '>= 0.3'));
       rows.push(compare(`50 KiB page, ${coding}, memo off`, nomemo, peers, true, '>= 2'));
@@ -129,20 +147,32 @@ async function main(): Promise<void> {
       rows.push(compare(`50 KiB page, ${coding}, peers vs bare Koa (ceiling)`, peers, bare, true));
       for (const mode of ['ours', 'peers', 'bare'] as const) {
         const r = await once(servers.get(mode)!.port, headers);
-        rows.push({ figure: `bytes on the wire, ${coding}, ${mode}`, ours: { name: mode, median: r.bytes, min: r.bytes, max: r.bytes, unit: 'B' }, note: `Content-Encoding ${r.headers['content-encoding'] ?? 'none'}` });
+        rows.push({
+          figure: `bytes on the wire, ${coding}, ${mode}`,
+          ours: { name: mode, median: r.bytes, min: r.bytes, max: r.bytes, unit: 'B' },
+          note: `Content-Encoding ${r.headers['content-encoding'] ?? 'none'}`,
+        });
       }
       const plain = await once(servers.get('ours')!.port, {});
-      if (coding === 'br') rows.push({ figure: 'bytes on the wire, identity, ours (squashed)', ours: { name: 'ours', median: plain.bytes, min: plain.bytes, max: plain.bytes, unit: 'B' } });
+      if (coding === 'br')
+        rows.push({
+          figure: 'bytes on the wire, identity, ours (squashed)',
+          ours: { name: 'ours', median: plain.bytes, min: plain.bytes, max: plain.bytes, unit: 'B' },
+        });
     }
 
     // 304: each stack answers the tag it gave.
     const headers = { 'accept-encoding': 'br' };
     const oursTag = (await once(servers.get('ours')!.port, headers)).headers.etag!;
     const peersTag = (await once(servers.get('peers')!.port, headers)).headers.etag!;
-    const [ours304, peers304] = await alternate([
-      { name: 'ours 304', run: run('ours', { ...headers, 'if-none-match': oursTag }, 304) },
-      { name: 'peers 304', run: run('peers', { ...headers, 'if-none-match': peersTag }, 304) },
-    ], reps, 'req/s') as [Sample, Sample];
+    const [ours304, peers304] = (await alternate(
+      [
+        { name: 'ours 304', run: run('ours', { ...headers, 'if-none-match': oursTag }, 304) },
+        { name: 'peers 304', run: run('peers', { ...headers, 'if-none-match': peersTag }, 304) },
+      ],
+      reps,
+      'req/s',
+    )) as [Sample, Sample];
     rows.push(compare('50 KiB page, matching If-None-Match (304)', ours304, peers304, true, '>= 1.2'));
     const check = await once(servers.get('ours')!.port, { ...headers, 'if-none-match': oursTag });
     if (check.status !== 304) problems.push(`ours did not answer 304 (${check.status})`);
@@ -164,9 +194,20 @@ async function main(): Promise<void> {
       server.child.kill();
     }
   }
-  rows.push(compare('event-loop delay p99 while compressing 5 MiB pages (br, 4 connections)', sample('ours', delays['ours-5mib']!, 'ms'), sample('peers', delays['peers-5mib']!, 'ms'), false));
+  rows.push(
+    compare(
+      'event-loop delay p99 while compressing 5 MiB pages (br, 4 connections)',
+      sample('ours', delays['ours-5mib']!, 'ms'),
+      sample('peers', delays['peers-5mib']!, 'ms'),
+      false,
+    ),
+  );
 
-  reportHttp('HTTP: koa-buffer vs koa-compress + koa-etag + koa-conditional-get (ratio > 1: koa-buffer better)', rows, problems);
+  reportHttp(
+    'HTTP: koa-buffer vs koa-compress + koa-etag + koa-conditional-get (ratio > 1: koa-buffer better)',
+    rows,
+    problems,
+  );
 }
 
 if (process.argv.includes('--serve')) {

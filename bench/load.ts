@@ -38,8 +38,15 @@ export interface LoadResult {
 }
 
 /** One run of `seconds` against 127.0.0.1:port with `connections` connections. */
-export function load(port: number, headers: Record<string, string>, seconds: number, connections = 50): Promise<LoadResult> {
-  return generator === 'wrk' ? wrk(port, headers, seconds, connections) : autocannon(port, headers, seconds, connections);
+export function load(
+  port: number,
+  headers: Record<string, string>,
+  seconds: number,
+  connections = 50,
+): Promise<LoadResult> {
+  return generator === 'wrk'
+    ? wrk(port, headers, seconds, connections)
+    : autocannon(port, headers, seconds, connections);
 }
 
 function run(args: string[], parse: (out: string) => LoadResult): Promise<LoadResult> {
@@ -66,26 +73,54 @@ function wrk(port: number, headers: Record<string, string>, seconds: number, con
     const total = number(/(\d+) requests in/);
     if (!/Requests\/sec:/.test(out)) throw new Error('no Requests/sec line');
     const errors = [...out.matchAll(/(connect|read|write|timeout) (\d+)/g)].reduce((sum, m) => sum + Number(m[2]), 0);
-    return { rps: number(/Requests\/sec:\s+([\d.]+)/), total, non2xx: number(/Non-2xx or 3xx responses: (\d+)/), errors };
+    return {
+      rps: number(/Requests\/sec:\s+([\d.]+)/),
+      total,
+      non2xx: number(/Non-2xx or 3xx responses: (\d+)/),
+      errors,
+    };
   });
 }
 
-function autocannon(port: number, headers: Record<string, string>, seconds: number, connections: number): Promise<LoadResult> {
+function autocannon(
+  port: number,
+  headers: Record<string, string>,
+  seconds: number,
+  connections: number,
+): Promise<LoadResult> {
   const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]);
-  return run([process.execPath, autocannonBin, '-c', String(connections), '-d', String(seconds), '-j', ...h, `http://127.0.0.1:${port}/`], (out) => {
-    const json = JSON.parse(out) as { requests: { average: number; total: number }; non2xx: number; errors: number };
-    return { rps: json.requests.average, total: json.requests.total, non2xx: json.non2xx, errors: json.errors };
-  });
+  return run(
+    [
+      process.execPath,
+      autocannonBin,
+      '-c',
+      String(connections),
+      '-d',
+      String(seconds),
+      '-j',
+      ...h,
+      `http://127.0.0.1:${port}/`,
+    ],
+    (out) => {
+      const json = JSON.parse(out) as { requests: { average: number; total: number }; non2xx: number; errors: number };
+      return { rps: json.requests.average, total: json.requests.total, non2xx: json.non2xx, errors: json.errors };
+    },
+  );
 }
 
 /** One GET: status, headers and the bytes of the body as sent (still encoded). */
-export function once(port: number, headers: Record<string, string>): Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: number }> {
+export function once(
+  port: number,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: number }> {
   return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, headers, agent: false }, (res) => {
-      let bytes = 0;
-      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, bytes }));
-    }).on('error', reject);
+    http
+      .get({ host: '127.0.0.1', port, headers, agent: false }, (res) => {
+        let bytes = 0;
+        res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, bytes }));
+      })
+      .on('error', reject);
   });
 }
 
@@ -95,7 +130,10 @@ export function once(port: number, headers: Record<string, string>): Promise<{ s
  */
 export function reportHttp(title: string, rows: Row[], problems: string[]): void {
   if (!hasTaskset) problems.push('taskset is missing: server and load generator were not pinned');
-  if (generator !== 'wrk') problems.push('wrk is missing (apt-get install wrk): autocannon saturates before the fast servers do, so those rows measure it');
+  if (generator !== 'wrk')
+    problems.push(
+      'wrk is missing (apt-get install wrk): autocannon saturates before the fast servers do, so those rows measure it',
+    );
   for (const problem of problems) console.log(`WARNING: ${problem}`);
   report(title, rows);
 }

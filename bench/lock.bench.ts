@@ -31,7 +31,17 @@ import { FileLock } from '../src/locks/file-lock.ts';
 import { MemoryLock } from '../src/locks/memory-lock.ts';
 import { RedisLock } from '../src/locks/redis-lock.ts';
 import { startServer } from '../test/helpers/redis-server.ts';
-import { alternate, compare, opsPerSecond, percentile, quick, report, sample, type Row, type Sample } from './harness.ts';
+import {
+  alternate,
+  compare,
+  opsPerSecond,
+  percentile,
+  quick,
+  report,
+  sample,
+  type Row,
+  type Sample,
+} from './harness.ts';
 
 const reps = quick ? 3 : 7;
 const runMs = quick ? 150 : 400;
@@ -105,7 +115,10 @@ async function fileLocks(): Promise<void> {
   rows.push({ ...compare('FileLock acquire+release, absolute', fileLock!, undefined), target: '>= 150,000 pairs/s' });
   rows.push(compare('FileLock vs proper-lockfile lockSync+release', fileLock!, plSync, true, '>= 25'));
   rows.push(compare('FileLock vs proper-lockfile async lock+release', fileLock!, plAsync, true, '>= 75'));
-  rows.push({ ...compare('MemoryLock acquire+release (in-process reference)', memoryLock!, fileLock), note: 'ratio = MemoryLock / FileLock' });
+  rows.push({
+    ...compare('MemoryLock acquire+release (in-process reference)', memoryLock!, fileLock),
+    note: 'ratio = MemoryLock / FileLock',
+  });
   rows.push(controlRow(fileLockAgain!, fileLock!));
 }
 
@@ -113,8 +126,14 @@ async function fileLocks(): Promise<void> {
 function controlRow(again: Sample, first: Sample): Row {
   const row = compare('control: FileLock against itself', again, first, true, '≈ 1');
   const off = Math.abs((row.ratio ?? 1) - 1);
-  row.note = off > 0.1 ? `REJECTED: the control is off by ${(off * 100).toFixed(0)}%; rerun on a quieter machine` : 'drift on this machine';
-  if (off > 0.1) console.error(`lock bench: the control is off by ${(off * 100).toFixed(0)}%, the figures of this run are not reliable`);
+  row.note =
+    off > 0.1
+      ? `REJECTED: the control is off by ${(off * 100).toFixed(0)}%; rerun on a quieter machine`
+      : 'drift on this machine';
+  if (off > 0.1)
+    console.error(
+      `lock bench: the control is off by ${(off * 100).toFixed(0)}%, the figures of this run are not reliable`,
+    );
   return row;
 }
 
@@ -122,7 +141,9 @@ async function handOver(): Promise<void> {
   const lockDir = join(dir, 'hand-over');
   const locks = new FileLock({ dir: lockDir });
   const agentFile = fileURLToPath(new URL('../test/fixtures/lock-agent.ts', import.meta.url));
-  const agent = spawn(process.execPath, ['--import', 'tsx/esm', agentFile, 'file', lockDir], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const agent = spawn(process.execPath, ['--import', 'tsx/esm', agentFile, 'file', lockDir], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const waiting = new Map<string, (message: Record<string, unknown>) => void>();
   const seen: Array<Record<string, unknown>> = [];
   createInterface({ input: agent.stdout! }).on('line', (line) => {
@@ -185,7 +206,11 @@ async function redisLocks(): Promise<void> {
   try {
     if (!external) server = await startServer();
   } catch (error) {
-    rows.push({ figure: 'RedisLock vs redlock', ours: sample('skipped', [0], ''), note: `redis-server unavailable (${String(error)}); install the Debian package redis-server` });
+    rows.push({
+      figure: 'RedisLock vs redlock',
+      ours: sample('skipped', [0], ''),
+      note: `redis-server unavailable (${String(error)}); install the Debian package redis-server`,
+    });
     return;
   }
   const url = external ?? `redis://127.0.0.1:${server!.port}`;

@@ -17,7 +17,9 @@ import { native as maybeNative, twins } from '../src/native/core.ts';
 import { addonUnavailableReason } from '../src/native/binding.ts';
 
 if (!maybeNative) {
-  console.error(`md5 bench: the native addon is unavailable (${addonUnavailableReason}); build it with npx node-gyp rebuild`);
+  console.error(
+    `md5 bench: the native addon is unavailable (${addonUnavailableReason}); build it with npx node-gyp rebuild`,
+  );
   process.exit(1);
 }
 const native = maybeNative;
@@ -39,7 +41,13 @@ async function throughput(contenders: Record<string, (data: Buffer) => unknown>,
   return alternate(
     entries.map(([name, fn]) => ({
       name,
-      run: () => (opsPerSecond(() => { sink ^= (fn(data) as { length: number }).length; return 1; }, budgetMs) * data.length) / 1e6,
+      run: () =>
+        (opsPerSecond(() => {
+          sink ^= (fn(data) as { length: number }).length;
+          return 1;
+        }, budgetMs) *
+          data.length) /
+        1e6,
     })),
     reps,
     'MB/s',
@@ -69,8 +77,12 @@ async function latency<T>(contenders: Record<string, (data: T) => unknown>, data
 function controlRow(figure: string, again: Sample, first: Sample): Row {
   const row = compare(figure, again, first, false, '≈ 1');
   const off = Math.abs((row.ratio ?? 1) - 1);
-  row.note = off > 0.1 ? `REJECTED: the control is off by ${(off * 100).toFixed(0)}%; rerun on a quieter machine` : 'the same call twice: drift on this machine';
-  if (off > 0.1) console.error(`md5 bench: ${figure} off by ${(off * 100).toFixed(0)}%, the figures of this run are not reliable`);
+  row.note =
+    off > 0.1
+      ? `REJECTED: the control is off by ${(off * 100).toFixed(0)}%; rerun on a quieter machine`
+      : 'the same call twice: drift on this machine';
+  if (off > 0.1)
+    console.error(`md5 bench: ${figure} off by ${(off * 100).toFixed(0)}%, the figures of this run are not reliable`);
   return row;
 }
 

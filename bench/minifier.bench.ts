@@ -23,7 +23,8 @@ const css: Record<string, Minify> = {
   'esbuild (async)': async (code) => (await esbuild.transform(code, { loader: 'css', minify: true })).code,
   'esbuild (sync)': (code) => esbuild.transformSync(code, { loader: 'css', minify: true }).code,
   csso: (code) => csso.minify(code).css,
-  lightningcss: (code) => lightningcss.transform({ filename: 'inline.css', code: Buffer.from(code), minify: true }).code.toString(),
+  lightningcss: (code) =>
+    lightningcss.transform({ filename: 'inline.css', code: Buffer.from(code), minify: true }).code.toString(),
 };
 
 const reps = quick ? 3 : 7;
@@ -47,7 +48,12 @@ async function measure(kind: string, table: Record<string, Minify>, input: strin
   const baseline = samples[0]!;
   for (const [i, [name, fn]] of Object.entries(table).entries()) {
     const out = await fn(input);
-    const row = compare(`${kind} ${input.length} B → ${out.length} B`, samples[i]!, i === 0 ? undefined : baseline, false);
+    const row = compare(
+      `${kind} ${input.length} B → ${out.length} B`,
+      samples[i]!,
+      i === 0 ? undefined : baseline,
+      false,
+    );
     row.note = `${name}: ${((1 - out.length / input.length) * 100).toFixed(1)}% smaller`;
     rows.push(row);
   }

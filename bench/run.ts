@@ -107,12 +107,22 @@ function escapeXml(text: string): string {
 
 /** A horizontal bar per ratio on a log scale, 1× marked, so a browser shows where koa-buffer leads. */
 function svg(sections: Section[]): string {
-  const rows = sections.flatMap((s) => s.rows.filter((r) => r.ratio !== undefined).map((r) => ({ label: r.figure, peer: r.peer?.name ?? '', ratio: r.ratio! })));
-  const width = 960, left = 430, right = 70, barHeight = 18, gap = 6, top = 40;
+  const rows = sections.flatMap((s) =>
+    s.rows
+      .filter((r) => r.ratio !== undefined)
+      .map((r) => ({ label: r.figure, peer: r.peer?.name ?? '', ratio: r.ratio! })),
+  );
+  const width = 960,
+    left = 430,
+    right = 70,
+    barHeight = 18,
+    gap = 6,
+    top = 40;
   const height = top + rows.length * (barHeight + gap) + 30;
   const maxLog = Math.max(1, ...rows.map((r) => Math.log10(Math.max(r.ratio, 1e-3))));
   const minLog = Math.min(-0.3, ...rows.map((r) => Math.log10(Math.max(r.ratio, 1e-3))));
-  const x = (ratio: number) => left + ((Math.log10(Math.max(ratio, 1e-3)) - minLog) / (maxLog - minLog)) * (width - left - right);
+  const x = (ratio: number) =>
+    left + ((Math.log10(Math.max(ratio, 1e-3)) - minLog) / (maxLog - minLog)) * (width - left - right);
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="white"/>`,
@@ -120,7 +130,8 @@ function svg(sections: Section[]): string {
   ];
   rows.forEach((r, i) => {
     const y = top + i * (barHeight + gap);
-    const x1 = x(1), x2 = x(r.ratio);
+    const x1 = x(1),
+      x2 = x(r.ratio);
     const colour = r.ratio >= 1 ? '#2e7d32' : '#c62828';
     parts.push(
       `<text x="${left - 8}" y="${y + 13}" text-anchor="end">${escapeXml(`${r.label} vs ${r.peer}`.slice(0, 70))}</text>`,
@@ -128,7 +139,9 @@ function svg(sections: Section[]): string {
       `<text x="${Math.max(x1, x2) + 4}" y="${y + 13}">${r.ratio.toFixed(2)}×</text>`,
     );
   });
-  parts.push(`<line x1="${x(1)}" y1="${top - 6}" x2="${x(1)}" y2="${height - 20}" stroke="black" stroke-dasharray="3,3"/>`);
+  parts.push(
+    `<line x1="${x(1)}" y1="${top - 6}" x2="${x(1)}" y2="${height - 20}" stroke="black" stroke-dasharray="3,3"/>`,
+  );
   parts.push(`<text x="${x(1)}" y="${height - 6}" text-anchor="middle">1×</text>`, '</svg>');
   return parts.join('\n') + '\n';
 }

@@ -24,7 +24,9 @@ import { native as maybeNative, twins } from '../src/native/core.ts';
 import { addonUnavailableReason } from '../src/native/binding.ts';
 
 if (!maybeNative) {
-  console.error(`squash bench: the native addon is unavailable (${addonUnavailableReason}); build it with npx node-gyp rebuild`);
+  console.error(
+    `squash bench: the native addon is unavailable (${addonUnavailableReason}); build it with npx node-gyp rebuild`,
+  );
   process.exit(1);
 }
 const native = maybeNative;
@@ -44,7 +46,10 @@ let sink = 0; // keeps results alive so nothing is optimised away
 
 // The "plain JavaScript regex squash" the issue quotes as a reference point.
 const regexSquash = (page: Buffer): Buffer =>
-  Buffer.from(page.toString('latin1').replace(/[ \t\r\n\f]+/g, (run) => (run.includes('\n') ? '\n' : ' ')), 'latin1');
+  Buffer.from(
+    page.toString('latin1').replace(/[ \t\r\n\f]+/g, (run) => (run.includes('\n') ? '\n' : ' ')),
+    'latin1',
+  );
 
 type Squash = (page: Buffer) => Buffer | Promise<Buffer>;
 const contenders: Record<string, Squash> = {
@@ -84,7 +89,8 @@ async function corpusRate(fn: Squash, name?: string): Promise<number> {
     elapsed = Number(process.hrtime.bigint() - start) / 1e6;
   } while (elapsed < budgetMs);
   const cpu = process.cpuUsage(cpuStart);
-  if (name) cpuRates.set(name, [...(cpuRates.get(name) ?? []), (passes * corpusBytes) / ((cpu.user + cpu.system) / 1e6) / 1e6]);
+  if (name)
+    cpuRates.set(name, [...(cpuRates.get(name) ?? []), (passes * corpusBytes) / ((cpu.user + cpu.system) / 1e6) / 1e6]);
   return (passes * corpusBytes) / 1e3 / elapsed;
 }
 
@@ -104,10 +110,15 @@ for (const [name, fn] of Object.entries(contenders)) {
     out += (result instanceof Promise ? await result : result).length; // also warms up
   }
   for (let i = 0; i < (quick ? 1 : 3); i++) await corpusRate(fn);
-  sizes.push(`${name.padEnd(24)} ${corpusBytes} → ${out} bytes (${((1 - out / corpusBytes) * 100).toFixed(1)}% smaller)`);
+  sizes.push(
+    `${name.padEnd(24)} ${corpusBytes} → ${out} bytes (${((1 - out / corpusBytes) * 100).toFixed(1)}% smaller)`,
+  );
 }
 console.log(sizes.join('\n'));
-if (terserRejects) console.log(`html-minifier-terser rejected ${terserRejects} of ${corpus.length} pages (parse errors); they count as processed unchanged`);
+if (terserRejects)
+  console.log(
+    `html-minifier-terser rejected ${terserRejects} of ${corpus.length} pages (parse errors); they count as processed unchanged`,
+  );
 
 const samples = await alternate(
   Object.entries(contenders).map(([name, fn]) => ({ name, run: () => corpusRate(fn, name) })),
@@ -128,15 +139,25 @@ const absolute = (figure: string, sample: Sample, target: number): Row => ({
 
 const control = compare('control: native against itself', by('native squashHtml again'), nativeSample, true, '≈ 1');
 const drift = Math.abs((control.ratio ?? 1) - 1);
-control.note = drift > 0.1 ? `REJECTED: off by ${(drift * 100).toFixed(0)}%; rerun on a quieter machine` : 'drift of this run';
-if (drift > 0.1) console.error(`squash bench: the control is off by ${(drift * 100).toFixed(0)}%, the figures of this run are not reliable`);
+control.note =
+  drift > 0.1 ? `REJECTED: off by ${(drift * 100).toFixed(0)}%; rerun on a quieter machine` : 'drift of this run';
+if (drift > 0.1)
+  console.error(
+    `squash bench: the control is off by ${(drift * 100).toFixed(0)}%, the figures of this run are not reliable`,
+  );
 
 const rows: Row[] = [
   absolute('native, corpus throughput (wall clock)', nativeSample, 1000),
   absolute('native, corpus throughput per CPU-second (one core)', cpuBy('native squashHtml'), 1000),
   compare('native vs @minify-html/node', nativeSample, by('@minify-html/node'), true, '>= 20'),
   {
-    ...compare('native vs html-minifier-terser (collapseWhitespace)', nativeSample, by('html-minifier-terser'), true, '>= 200'),
+    ...compare(
+      'native vs html-minifier-terser (collapseWhitespace)',
+      nativeSample,
+      by('html-minifier-terser'),
+      true,
+      '>= 200',
+    ),
     ...(terserRejects ? { note: `it rejected ${terserRejects} page(s), counted as processed` } : {}),
   },
   absolute('TypeScript twin, corpus throughput (wall clock)', twinSample, 150),
@@ -146,4 +167,7 @@ const rows: Row[] = [
   control,
 ];
 if (sink === 0.5) console.log(sink);
-report(`HTML squash over the fixture corpus (${(corpusBytes / 1e6).toFixed(2)} MB, ${corpus.length} pages; ratio > 1: koa-buffer faster)`, rows);
+report(
+  `HTML squash over the fixture corpus (${(corpusBytes / 1e6).toFixed(2)} MB, ${corpus.length} pages; ratio > 1: koa-buffer faster)`,
+  rows,
+);

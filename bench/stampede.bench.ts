@@ -33,7 +33,12 @@ const self = fileURLToPath(import.meta.url);
 const now = (): number => performance.timeOrigin + performance.now();
 
 type Mode = 'ours' | 'koa-cash';
-interface ServeConfig { mode: Mode; sqlite: string; lockDir: string; delayMs: number }
+interface ServeConfig {
+  mode: Mode;
+  sqlite: string;
+  lockDir: string;
+  delayMs: number;
+}
 
 // --- server side (a child process) -------------------------------------------
 
@@ -44,7 +49,9 @@ function tell(message: Record<string, unknown>): void {
 
 async function serveMode(config: ServeConfig): Promise<void> {
   const { default: Koa } = await import('koa');
-  const { SqliteStore } = await import('../dist/cache/stores/sqlite.js' as string) as typeof import('../src/cache/stores/sqlite.ts');
+  const { SqliteStore } = (await import(
+    '../dist/cache/stores/sqlite.js' as string
+  )) as typeof import('../src/cache/stores/sqlite.ts');
   const app = new Koa();
   app.silent = true;
   const page = htmlPage(50 * 1024, 9);
@@ -80,21 +87,27 @@ async function serveMode(config: ServeConfig): Promise<void> {
     });
   } else {
     // koa-cash ships no types; this is the part of its API the bench uses.
-    type Cash = (options: { compression: boolean; get(key: string): Promise<unknown>; set(key: string, value: object): Promise<void> }) => import('koa').Middleware;
+    type Cash = (options: {
+      compression: boolean;
+      get(key: string): Promise<unknown>;
+      set(key: string, value: object): Promise<void>;
+    }) => import('koa').Middleware;
     const { default: cash } = (await import('koa-cash' as string)) as { default: Cash };
-    app.use(cash({
-      compression: true,
-      get: async (key) => {
-        const text = shared.get(`cash:${key}`);
-        if (typeof text !== 'string') return undefined;
-        const value = JSON.parse(text) as { gzip?: string };
-        return { ...value, gzip: value.gzip === undefined ? undefined : Buffer.from(value.gzip, 'base64') };
-      },
-      set: async (key, value) => {
-        const { gzip, ...rest } = value as { gzip?: Buffer };
-        shared.set(`cash:${key}`, JSON.stringify({ ...rest, gzip: gzip?.toString('base64') }), 600_000);
-      },
-    }));
+    app.use(
+      cash({
+        compression: true,
+        get: async (key) => {
+          const text = shared.get(`cash:${key}`);
+          if (typeof text !== 'string') return undefined;
+          const value = JSON.parse(text) as { gzip?: string };
+          return { ...value, gzip: value.gzip === undefined ? undefined : Buffer.from(value.gzip, 'base64') };
+        },
+        set: async (key, value) => {
+          const { gzip, ...rest } = value as { gzip?: Buffer };
+          shared.set(`cash:${key}`, JSON.stringify({ ...rest, gzip: gzip?.toString('base64') }), 600_000);
+        },
+      }),
+    );
     app.use(async (ctx) => {
       if (await (ctx as unknown as { cashed(): Promise<boolean> }).cashed()) return;
       const body = await build(ctx.path);
@@ -121,7 +134,10 @@ interface Worker {
 function startWorker(config: ServeConfig, core: number): Promise<Worker> {
   const args = [process.execPath, '--import', 'tsx', self, '--serve', JSON.stringify(config)];
   const [cmd, rest] = pinned(core, args);
-  const child = spawn(cmd, rest, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, KOA_BUFFER_DEBUG: '0' } });
+  const child = spawn(cmd, rest, {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, KOA_BUFFER_DEBUG: '0' },
+  });
   const worker: Worker = { child, port: 0, builds: [], stored: [], answered: [] };
   return new Promise((resolve, reject) => {
     child.once('error', reject);
@@ -138,19 +154,40 @@ function startWorker(config: ServeConfig, core: number): Promise<Worker> {
   });
 }
 
-interface Answer { worker: number; status: number; cacheStatus: string | undefined; at: number }
+interface Answer {
+  worker: number;
+  status: number;
+  cacheStatus: string | undefined;
+  at: number;
+}
 
 function get(port: number, path: string): Promise<{ status: number; cacheStatus: string | undefined; at: number }> {
   return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path, agent: false, headers: { host: 'bench.example', 'accept-encoding': 'br' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode!, cacheStatus: res.headers['cache-status'] as string | undefined, at: now() }));
-    }).on('error', reject);
+    http
+      .get(
+        { host: '127.0.0.1', port, path, agent: false, headers: { host: 'bench.example', 'accept-encoding': 'br' } },
+        (res) => {
+          res.resume();
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode!,
+              cacheStatus: res.headers['cache-status'] as string | undefined,
+              at: now(),
+            }),
+          );
+        },
+      )
+      .on('error', reject);
   });
 }
 
 async function stampede(workers: Worker[], path: string, count: number): Promise<Answer[]> {
-  return Promise.all(Array.from({ length: count }, async (_, i) => ({ worker: i % workers.length, ...(await get(workers[i % workers.length]!.port, path)) })));
+  return Promise.all(
+    Array.from({ length: count }, async (_, i) => ({
+      worker: i % workers.length,
+      ...(await get(workers[i % workers.length]!.port, path)),
+    })),
+  );
 }
 
 async function main(): Promise<void> {
@@ -160,7 +197,12 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const problems: string[] = [];
   try {
-    const start = (mode: Mode): Promise<Worker[]> => Promise.all([0, 1].map((core) => startWorker({ mode, sqlite: join(dir, `${mode}.sqlite`), lockDir: join(dir, 'locks'), delayMs: 500 }, core)));
+    const start = (mode: Mode): Promise<Worker[]> =>
+      Promise.all(
+        [0, 1].map((core) =>
+          startWorker({ mode, sqlite: join(dir, `${mode}.sqlite`), lockDir: join(dir, 'locks'), delayMs: 500 }, core),
+        ),
+      );
     const ours = await start('ours');
     const cash = await start('koa-cash');
     const oursBuilds: number[] = [];
@@ -209,28 +251,86 @@ async function main(): Promise<void> {
           remoteP99s.push(percentile(extra(waiters.filter((a) => a.worker !== builder)), 99));
           // IPC messages may still be on their way: give them a moment.
           await new Promise((resolve) => setTimeout(resolve, 50));
-          learntP99s.push(percentile(workers.flatMap((w) => w.answered).map((at) => at - storedAt), 99));
-          remoteLearntP99s.push(percentile(workers.filter((_, i) => i !== builder).flatMap((w) => w.answered).map((at) => at - storedAt), 99));
+          learntP99s.push(
+            percentile(
+              workers.flatMap((w) => w.answered).map((at) => at - storedAt),
+              99,
+            ),
+          );
+          remoteLearntP99s.push(
+            percentile(
+              workers
+                .filter((_, i) => i !== builder)
+                .flatMap((w) => w.answered)
+                .map((at) => at - storedAt),
+              99,
+            ),
+          );
           // The floor: 200 concurrent hits of the page now stored, from sending to receiving. Answering 200
           // requests at once takes this long here whatever the cache does; the waiters' figures include it.
           const sent = now();
           const hits = await stampede(workers, path, 200);
-          floorP50s.push(percentile(hits.map((a) => a.at - sent), 50));
-          floorP99s.push(percentile(hits.map((a) => a.at - sent), 99));
+          floorP50s.push(
+            percentile(
+              hits.map((a) => a.at - sent),
+              50,
+            ),
+          );
+          floorP99s.push(
+            percentile(
+              hits.map((a) => a.at - sent),
+              99,
+            ),
+          );
         }
       }
     } finally {
       for (const w of [...ours, ...cash]) w.child.kill();
     }
-    rows.push({ figure: 'cold stampede, 200 requests over 2 workers, 500 ms page: action runs, koa-buffer vs koa-cash (lower is better)', ours: sample('koa-buffer', oursBuilds, 'runs'), peer: sample('koa-cash', cashBuilds, 'runs'), ratio: median(cashBuilds) / median(oursBuilds), target: 'koa-buffer: 1' });
-    rows.push({ figure: 'waiters learn the answer (bufferIsCached resolves) after the entry was stored, p99', ours: sample('koa-buffer', learntP99s, 'ms'), target: '<= 20' });
-    rows.push({ figure: '… in the other process, through its one watcher polling the store, p99', ours: sample('koa-buffer', remoteLearntP99s, 'ms'), target: '<= 20' });
-    rows.push({ figure: "waiters' extra latency at the client (answer learnt, compressed, written, received) after the entry was stored, p50", ours: sample('koa-buffer', p50s, 'ms') });
-    rows.push({ figure: "waiters' extra latency at the client after the entry was stored, p99 (100 responses per worker written one after another)", ours: sample('koa-buffer', p99s, 'ms') });
-    rows.push({ figure: "… at the client, p99, in the builder's process (answered from memory)", ours: sample('koa-buffer', localP99s, 'ms') });
-    rows.push({ figure: 'floor: 200 concurrent hits of the stored page, sent to received, p50', ours: sample('koa-buffer', floorP50s, 'ms') });
-    rows.push({ figure: 'floor: 200 concurrent hits of the stored page, sent to received, p99', ours: sample('koa-buffer', floorP99s, 'ms') });
-    rows.push({ figure: '… at the client, p99, in the other process (answered by its watcher)', ours: sample('koa-buffer', remoteP99s, 'ms') });
+    rows.push({
+      figure:
+        'cold stampede, 200 requests over 2 workers, 500 ms page: action runs, koa-buffer vs koa-cash (lower is better)',
+      ours: sample('koa-buffer', oursBuilds, 'runs'),
+      peer: sample('koa-cash', cashBuilds, 'runs'),
+      ratio: median(cashBuilds) / median(oursBuilds),
+      target: 'koa-buffer: 1',
+    });
+    rows.push({
+      figure: 'waiters learn the answer (bufferIsCached resolves) after the entry was stored, p99',
+      ours: sample('koa-buffer', learntP99s, 'ms'),
+      target: '<= 20',
+    });
+    rows.push({
+      figure: '… in the other process, through its one watcher polling the store, p99',
+      ours: sample('koa-buffer', remoteLearntP99s, 'ms'),
+      target: '<= 20',
+    });
+    rows.push({
+      figure:
+        "waiters' extra latency at the client (answer learnt, compressed, written, received) after the entry was stored, p50",
+      ours: sample('koa-buffer', p50s, 'ms'),
+    });
+    rows.push({
+      figure:
+        "waiters' extra latency at the client after the entry was stored, p99 (100 responses per worker written one after another)",
+      ours: sample('koa-buffer', p99s, 'ms'),
+    });
+    rows.push({
+      figure: "… at the client, p99, in the builder's process (answered from memory)",
+      ours: sample('koa-buffer', localP99s, 'ms'),
+    });
+    rows.push({
+      figure: 'floor: 200 concurrent hits of the stored page, sent to received, p50',
+      ours: sample('koa-buffer', floorP50s, 'ms'),
+    });
+    rows.push({
+      figure: 'floor: 200 concurrent hits of the stored page, sent to received, p99',
+      ours: sample('koa-buffer', floorP99s, 'ms'),
+    });
+    rows.push({
+      figure: '… at the client, p99, in the other process (answered by its watcher)',
+      ours: sample('koa-buffer', remoteP99s, 'ms'),
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

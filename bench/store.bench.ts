@@ -27,11 +27,18 @@ const repMs = quick ? 200 : 800;
 const keys = Array.from({ length: 100 }, (_, i) => `buffer:${i.toString(16).padStart(32, '0')}`);
 
 function page(): CacheEntry {
-  const paragraph = '<p>Lorem ipsum dolor sit amet, <a href="/consectetur">adipiscing</a> elit, sed do eiusmod tempor — ünïcode ✓.</p>\n';
-  const body = Buffer.from(`<!doctype html><html><head><title>Report</title></head><body>\n${paragraph.repeat(Math.ceil(51_200 / paragraph.length))}`).subarray(0, 51_200);
+  const paragraph =
+    '<p>Lorem ipsum dolor sit amet, <a href="/consectetur">adipiscing</a> elit, sed do eiusmod tempor — ünïcode ✓.</p>\n';
+  const body = Buffer.from(
+    `<!doctype html><html><head><title>Report</title></head><body>\n${paragraph.repeat(Math.ceil(51_200 / paragraph.length))}`,
+  ).subarray(0, 51_200);
   return {
     status: 200,
-    headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'public, max-age=60', link: ['</app.css>; rel=preload; as=style', '</app.js>; rel=preload; as=script'] },
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'public, max-age=60',
+      link: ['</app.css>; rel=preload; as=style', '</app.js>; rel=preload; as=script'],
+    },
     body,
     created: Date.now(),
     expires: Date.now() + 600_000,
@@ -55,8 +62,12 @@ async function rate(op: (i: number) => unknown, ms: number): Promise<number> {
 function controlRow(figure: string, again: Sample, first: Sample): Row {
   const row = compare(figure, again, first, true, '≈ 1');
   const off = Math.abs((row.ratio ?? 1) - 1);
-  row.note = off > 0.1 ? `REJECTED: the control is off by ${(off * 100).toFixed(0)}%; rerun on a quieter machine` : 'the same call twice: drift on this machine';
-  if (off > 0.1) console.error(`store bench: ${figure} off by ${(off * 100).toFixed(0)}%, the figures of this run are not reliable`);
+  row.note =
+    off > 0.1
+      ? `REJECTED: the control is off by ${(off * 100).toFixed(0)}%; rerun on a quieter machine`
+      : 'the same call twice: drift on this machine';
+  if (off > 0.1)
+    console.error(`store bench: ${figure} off by ${(off * 100).toFixed(0)}%, the figures of this run are not reliable`);
   return row;
 }
 
@@ -64,7 +75,8 @@ const entry = page();
 const setOp = (store: CacheStore) => (i: number) => store.set(keys[i % keys.length]!, encodeEntry(entry), 600_000);
 const getOp = (store: CacheStore) => async (i: number) => {
   const decoded = decodeEntry(await store.get(keys[i % keys.length]!));
-  if (!decoded || decoded.body.length !== entry.body.length) throw new Error('the store lost an entry during the bench');
+  if (!decoded || decoded.body.length !== entry.body.length)
+    throw new Error('the store lost an entry during the bench');
 };
 
 const dir = mkdtempSync(join(tmpdir(), 'kb-store-bench-'));
@@ -104,14 +116,25 @@ try {
   );
   const samples = [...setSamples, ...getSamples];
   const by = (name: string): Sample => samples.find((s) => s.name === name)!;
-  const rows: Row[] = [compare('encode + decode of a 50 KiB entry, no store (the floor)', by('codec only (encode + decode)'), undefined)];
+  const rows: Row[] = [
+    compare('encode + decode of a 50 KiB entry, no store (the floor)', by('codec only (encode + decode)'), undefined),
+  ];
   for (const [name] of stores) {
     for (const op of ['set', 'get'] as const) {
-      rows.push(name === 'memory' ? compare(`${op} of a 50 KiB entry`, by(`memory ${op}`), undefined) : compare(`${op} of a 50 KiB entry, against memory`, by(`${name} ${op}`), by(`memory ${op}`)));
+      rows.push(
+        name === 'memory'
+          ? compare(`${op} of a 50 KiB entry`, by(`memory ${op}`), undefined)
+          : compare(`${op} of a 50 KiB entry, against memory`, by(`${name} ${op}`), by(`memory ${op}`)),
+      );
     }
   }
   rows.push(controlRow('control: memory get against itself', by('memory get (control)'), by('memory get')));
-  if (redisNote) rows.push({ figure: 'redis', ours: { name: 'skipped', median: 0, min: 0, max: 0, unit: 'ops/s' }, note: redisNote });
+  if (redisNote)
+    rows.push({
+      figure: 'redis',
+      ours: { name: 'skipped', median: 0, min: 0, max: 0, unit: 'ops/s' },
+      note: redisNote,
+    });
   report('cache stores: get and set of a 50 KiB entry (sequential awaited calls)', rows);
 } finally {
   for (const [, store] of stores) await store.close?.();

@@ -28,7 +28,8 @@ if (cluster.isPrimary) {
   for (let i = 0; i < workers; i++) cluster.fork();
   let ready = 0;
   cluster.on('listening', (_worker, address) => {
-    if (++ready === workers) console.log(`listening on http://127.0.0.1:${address.port} (${workers} workers, data in ${dataDir})`);
+    if (++ready === workers)
+      console.log(`listening on http://127.0.0.1:${address.port} (${workers} workers, data in ${dataDir})`);
   });
   let stopping = false;
   const stop = (): void => {
@@ -46,11 +47,13 @@ if (cluster.isPrimary) {
     await next();
     ctx.set('X-Worker', String(process.pid)); // set outside buffer(), so it is not stored with the page
   });
-  app.use(buffer({
-    optimiseContent: 1,
-    cache: `sqlite:${join(dataDir, 'cache.sqlite')}`, // one file for the host's workers (created 0600)
-    cacheLockDir: join(dataDir, 'locks'), // one flock(2) file per key (created 0700)
-  }));
+  app.use(
+    buffer({
+      optimiseContent: 1,
+      cache: `sqlite:${join(dataDir, 'cache.sqlite')}`, // one file for the host's workers (created 0600)
+      cacheLockDir: join(dataDir, 'locks'), // one flock(2) file per key (created 0700)
+    }),
+  );
   app.use(async (ctx) => {
     if (ctx.path !== '/report') return;
     if (await ctx.bufferIsCached()) return;

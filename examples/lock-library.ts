@@ -32,7 +32,13 @@ say(probe ? 'nobody holds nightly-report' : 'another copy holds nightly-report')
 files.release(probe); // a null guard is ignored
 
 // Wait for it: the sleeps grow from step by ratio up to maxStep, without blocking the event loop.
-const lock = new Lock(files, { timeout: waitSeconds, step: 0.01, ratio: 2, maxStep: 0.25, exptime: Math.max(30, waitSeconds) });
+const lock = new Lock(files, {
+  timeout: waitSeconds,
+  step: 0.01,
+  ratio: 2,
+  maxStep: 0.25,
+  exptime: Math.max(30, waitSeconds),
+});
 const [elapsed, error] = await lock.lock('nightly-report');
 if (elapsed === null) {
   say(`gave up: ${error}`); // 'timeout' when still busy, or the backend's message

@@ -68,13 +68,19 @@ async function render(url: string): Promise<object> {
 
 if (stack === 'before') {
   // koa-cash ships no type declarations; this is the part of its API used here.
-  type Cash = (options: { get(key: string): unknown; set(key: string, value: unknown): unknown; setCachedHeader?: boolean }) => Middleware;
+  type Cash = (options: {
+    get(key: string): unknown;
+    set(key: string, value: unknown): unknown;
+    setCachedHeader?: boolean;
+  }) => Middleware;
   const cash = createRequire(import.meta.url)('koa-cash') as Cash;
   const pages = new Map<string, unknown>(); // koa-cash leaves expiry to the store
   app.use(compress({ threshold: 1024 }));
   app.use(conditional());
   app.use(etag());
-  app.use(cash({ get: (key) => pages.get(key), set: (key, value) => void pages.set(key, value), setCachedHeader: true }));
+  app.use(
+    cash({ get: (key) => pages.get(key), set: (key, value) => void pages.set(key, value), setCachedHeader: true }),
+  );
   app.use(async (ctx) => {
     const cashed = (ctx as unknown as { cashed(maxAge?: number): Promise<boolean> }).cashed;
     if (await cashed.call(ctx, 60_000)) return;

@@ -30,13 +30,15 @@ app.use(async (ctx, next) => {
   await next();
   ctx.set('X-Host', host);
 });
-app.use(buffer({
-  optimiseContent: 1,
-  cache: redisUrl, // entries carry their own expiry (cacheDuration) and a Redis TTL
-  cacheLock: lock,
-  cacheLockTimeout: 10, // below the lock's ttl
-  cacheDuration: '10 minutes',
-}));
+app.use(
+  buffer({
+    optimiseContent: 1,
+    cache: redisUrl, // entries carry their own expiry (cacheDuration) and a Redis TTL
+    cacheLock: lock,
+    cacheLockTimeout: 10, // below the lock's ttl
+    cacheDuration: '10 minutes',
+  }),
+);
 app.use(async (ctx) => {
   if (ctx.path !== '/report') return;
   if (await ctx.bufferIsCached()) return;

@@ -19,8 +19,10 @@ import Koa, { type Middleware } from 'koa';
 import { buffer, bufferSection } from '../src/index.ts'; // in an application: from 'koa-buffer'
 
 /** Runs `middleware` for paths under `prefix` only (what a router's prefix does). */
-const under = (prefix: string, middleware: Middleware): Middleware => (ctx, next) =>
-  ctx.path === prefix || ctx.path.startsWith(`${prefix}/`) ? middleware(ctx, next) : next();
+const under =
+  (prefix: string, middleware: Middleware): Middleware =>
+  (ctx, next) =>
+    ctx.path === prefix || ctx.path.startsWith(`${prefix}/`) ? middleware(ctx, next) : next();
 
 const page = `<!doctype html>
 <html>

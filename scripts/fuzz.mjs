@@ -59,8 +59,12 @@ function run(command, args, options = {}) {
     const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], ...options });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk) => { stdout += chunk; });
-    child.stderr.on('data', (chunk) => { stderr += chunk; });
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
     child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), out: `${stdout}\n${stderr}` }));
   });
 }
@@ -81,16 +85,24 @@ if (existsSync(cache) && !/CMAKE_CXX_COMPILER:[A-Z]+=.*clang\+\+/.test(readFileS
 }
 console.log('# building the fuzz targets (clang, ASan + UBSan) in build/fuzz');
 const configure = await run('cmake', [
-  '-S', '.', '-B', build, '-DKB_FUZZERS=ON', '-DKB_TESTS=OFF', '-DCMAKE_CXX_COMPILER=clang++',
-  '-DKB_SANITIZE=address,undefined', '-DCMAKE_BUILD_TYPE=RelWithDebInfo',
+  '-S',
+  '.',
+  '-B',
+  build,
+  '-DKB_FUZZERS=ON',
+  '-DKB_TESTS=OFF',
+  '-DCMAKE_CXX_COMPILER=clang++',
+  '-DKB_SANITIZE=address,undefined',
+  '-DCMAKE_BUILD_TYPE=RelWithDebInfo',
 ]);
 if (configure.code !== 0) {
   process.stdout.write(configure.out);
   totals.failed += chosen.length;
   finish();
 }
-if (!/KB_HAVE_LIBFUZZER:INTERNAL=1/.test(readFileSync(cache, 'utf8'))) skipAll(`clang++ cannot link -fsanitize=fuzzer: ${INSTALL}`);
-const compile = await run('cmake', ['--build', build, '-j2', '--target', ...chosen.map((t) => `${t}_fuzz`)], );
+if (!/KB_HAVE_LIBFUZZER:INTERNAL=1/.test(readFileSync(cache, 'utf8')))
+  skipAll(`clang++ cannot link -fsanitize=fuzzer: ${INSTALL}`);
+const compile = await run('cmake', ['--build', build, '-j2', '--target', ...chosen.map((t) => `${t}_fuzz`)]);
 if (compile.code !== 0) {
   process.stdout.write(compile.out);
   totals.failed += chosen.length;
@@ -100,7 +112,9 @@ if (compile.code !== 0) {
 // --- seeds from the fixtures ---------------------------------------------------
 const fixtures = join(root, 'test', 'fixtures', 'squash');
 const cases = JSON.parse(readFileSync(join(fixtures, 'cases.json'), 'utf8'));
-const pages = readdirSync(fixtures).filter((f) => f.endsWith('.html') && !f.endsWith('.expected.html')).sort();
+const pages = readdirSync(fixtures)
+  .filter((f) => f.endsWith('.html') && !f.endsWith('.expected.html'))
+  .sort();
 
 /** A page cut into pieces the fuzzer will accept whole (it truncates longer inputs). */
 function slices(bytes, size) {
@@ -114,7 +128,11 @@ function squashPrefix(options = {}) {
   if (!options.rewriteLinks) return Buffer.from([0x01]);
   // level 1 | rewriteLinks | host from the input | path from the input
   const field = (s) => Buffer.concat([Buffer.from([Buffer.byteLength(s)]), Buffer.from(s)]);
-  return Buffer.concat([Buffer.from([0x01 | 0x04 | (3 << 3) | (3 << 5)]), field(options.host ?? ''), field(options.path ?? '')]);
+  return Buffer.concat([
+    Buffer.from([0x01 | 0x04 | (3 << 3) | (3 << 5)]),
+    field(options.host ?? ''),
+    field(options.path ?? ''),
+  ]);
 }
 
 function writeSeeds(target, seeds) {
@@ -130,7 +148,8 @@ const seedDirs = {
     const seeds = [];
     for (const page of pages) {
       const prefix = squashPrefix(cases[page]);
-      for (const piece of slices(readFileSync(join(fixtures, page)), maxLen - 64)) seeds.push(Buffer.concat([prefix, piece]));
+      for (const piece of slices(readFileSync(join(fixtures, page)), maxLen - 64))
+        seeds.push(Buffer.concat([prefix, piece]));
     }
     return writeSeeds('squash', seeds);
   },
@@ -143,7 +162,10 @@ const seedDirs = {
       seeds.push(Buffer.concat([Buffer.from([0]), data]));
       seeds.push(Buffer.concat([Buffer.from([3, 1, 0, 63, 0, 0, 0]), data]));
     }
-    for (const page of pages.slice(0, 6)) seeds.push(Buffer.concat([Buffer.from([2, 100, 0, 64, 0]), readFileSync(join(fixtures, page)).subarray(0, 4096)]));
+    for (const page of pages.slice(0, 6))
+      seeds.push(
+        Buffer.concat([Buffer.from([2, 100, 0, 64, 0]), readFileSync(join(fixtures, page)).subarray(0, 4096)]),
+      );
     return writeSeeds('md5', seeds);
   },
 };
@@ -153,7 +175,7 @@ const stat = (out, name) => Number((new RegExp(`stat::${name}:\\s+(\\d+)`).exec(
 
 for (const target of chosen) {
   const binary = join(build, 'test', 'fuzz', `${target}_fuzz`);
-  const corpus = join(build, 'corpus', target);  // what runs keep; not committed
+  const corpus = join(build, 'corpus', target); // what runs keep; not committed
   const artifacts = join(build, 'artifacts', target);
   mkdirSync(corpus, { recursive: true });
   mkdirSync(artifacts, { recursive: true });
@@ -162,21 +184,32 @@ for (const target of chosen) {
   const dict = join(root, 'test', 'fuzz', 'html.dict');
   console.log(`\n# ${target}_fuzz: ${seconds} s`);
   const flags = [
-    `-max_total_time=${seconds}`, `-max_len=${maxLen}`, '-print_final_stats=1', '-timeout=30',
-    `-artifact_prefix=${artifacts}/`, '-print_pcs=0', '-reload=0',
+    `-max_total_time=${seconds}`,
+    `-max_len=${maxLen}`,
+    '-print_final_stats=1',
+    '-timeout=30',
+    `-artifact_prefix=${artifacts}/`,
+    '-print_pcs=0',
+    '-reload=0',
     ...(target === 'squash' ? [`-dict=${dict}`] : []),
   ];
   const fuzz = await run(binary, [...flags, corpus, committed, seeds]);
   const lines = fuzz.out.split('\n');
   // The interesting part: the oracle's line, any failure with its context, the stats.
-  const failedAt = lines.findIndex((l) => /FUZZ CHECK FAILED|ERROR: (AddressSanitizer|libFuzzer|UndefinedBehaviorSanitizer)|runtime error:/.test(l));
+  const failedAt = lines.findIndex((l) =>
+    /FUZZ CHECK FAILED|ERROR: (AddressSanitizer|libFuzzer|UndefinedBehaviorSanitizer)|runtime error:/.test(l),
+  );
   for (const l of lines) if (/^twin oracle|^INFO: seed corpus|DONE|stat::/.test(l)) console.log(l);
   const executions = stat(fuzz.out, 'number_of_executed_units') || Number(/#(\d+)\s+DONE/.exec(fuzz.out)?.[1] ?? 0);
-  console.log(`${target}: ${executions} executions in ${seconds} s (${stat(fuzz.out, 'average_exec_per_sec')}/s), ${stat(fuzz.out, 'new_units_added')} new inputs`);
+  console.log(
+    `${target}: ${executions} executions in ${seconds} s (${stat(fuzz.out, 'average_exec_per_sec')}/s), ${stat(fuzz.out, 'new_units_added')} new inputs`,
+  );
   if (fuzz.code !== 0 || failedAt >= 0) {
     console.log(lines.slice(Math.max(0, failedAt), failedAt + 40).join('\n'));
     const crash = /Test unit written to (\S+)/.exec(fuzz.out)?.[1];
-    console.log(`not ok ${target}_fuzz: ${crash ? `failing input in ${crash}; keep it in test/fuzz/corpus/${target}/ once fixed` : `exit code ${fuzz.code}`}`);
+    console.log(
+      `not ok ${target}_fuzz: ${crash ? `failing input in ${crash}; keep it in test/fuzz/corpus/${target}/ once fixed` : `exit code ${fuzz.code}`}`,
+    );
     totals.failed += 1;
     continue;
   }

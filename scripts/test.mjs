@@ -13,10 +13,20 @@ const totals = { passed: 0, failed: 0, skipped: 0 };
 /** Runs a command, echoing its output, and returns what it printed. */
 function run(command, args, env = {}) {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
-    child.stdout.on('data', (chunk) => { out += chunk; process.stdout.write(chunk); });
-    child.stderr.on('data', (chunk) => { out += chunk; process.stderr.write(chunk); });
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      process.stdout.write(chunk);
+    });
+    child.stderr.on('data', (chunk) => {
+      out += chunk;
+      process.stderr.write(chunk);
+    });
     child.on('close', (code, signal) => resolve({ out, code: code ?? (signal ? 128 : 1) }));
   });
 }

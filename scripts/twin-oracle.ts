@@ -104,11 +104,7 @@ function md5(req: Buffer): Buffer {
     at += n;
   }
   stream.update(data.subarray(at));
-  return Buffer.concat([
-    Buffer.from(twins.md5(data), 'hex'),
-    stream.digest(),
-    createHash('md5').update(data).digest(),
-  ]);
+  return Buffer.concat([Buffer.from(twins.md5(data), 'hex'), stream.digest(), createHash('md5').update(data).digest()]);
 }
 
 for (;;) {

@@ -91,7 +91,17 @@ export function requestState(ctx: Context): RequestState | undefined {
 
 /** Starts the state of a request. */
 export function openState(ctx: Context, config: ResolvedOptions, cache?: CacheRuntime): RequestState {
-  const state: RequestState = { config, replayed: false, storeEntry: undefined, onFinish: [], cache, cacheAnswer: undefined, failed: false, preparedKey: undefined, preparedEntry: undefined };
+  const state: RequestState = {
+    config,
+    replayed: false,
+    storeEntry: undefined,
+    onFinish: [],
+    cache,
+    cacheAnswer: undefined,
+    failed: false,
+    preparedKey: undefined,
+    preparedEntry: undefined,
+  };
   (ctx as WithState)[stateKey] = state;
   return state;
 }

@@ -29,4 +29,9 @@ export class BufferOptionError extends Error {
     Error.captureStackTrace?.(this, BufferOptionError);
   }
 }
-Object.defineProperty(BufferOptionError.prototype, 'name', { value: 'BufferOptionError', enumerable: false, writable: true, configurable: true });
+Object.defineProperty(BufferOptionError.prototype, 'name', {
+  value: 'BufferOptionError',
+  enumerable: false,
+  writable: true,
+  configurable: true,
+});

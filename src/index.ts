@@ -9,7 +9,14 @@
  */
 export { BufferOptionError } from './errors.ts';
 export { Messages, defaultMessages } from './messages.ts';
-export type { MessageKey, MessageOverride, MessageOverrides, MessageArgs, PluralMessage, GenderMessage } from './messages.ts';
+export type {
+  MessageKey,
+  MessageOverride,
+  MessageOverrides,
+  MessageArgs,
+  PluralMessage,
+  GenderMessage,
+} from './messages.ts';
 export type { Logger } from './logger.ts';
 export { md5, Md5, squashHtml } from './native/exports.ts';
 export type { BinaryLike, SquashOptions, Md5Hasher } from './native/types.ts';
@@ -22,6 +29,19 @@ export type { LastModifiedOption, LastModifiedValue, MtimeCache } from './respon
 export type { StoreableResponse } from './context.ts';
 export { FileLock, RedisLock, MemoryLock, Lock } from './locks/index.ts';
 export type {
-  FileLockGuard, FileLockOptions, RedisLockGuard, RedisLockOptions, RedisLockClient, RedisSource, MemoryLockGuard,
-  MemoryLockOptions, LockOptions, LockResult, UnlockResult, LockBackend, AcquireResult, ReleaseResult, AcquireOptions,
+  FileLockGuard,
+  FileLockOptions,
+  RedisLockGuard,
+  RedisLockOptions,
+  RedisLockClient,
+  RedisSource,
+  MemoryLockGuard,
+  MemoryLockOptions,
+  LockOptions,
+  LockResult,
+  UnlockResult,
+  LockBackend,
+  AcquireResult,
+  ReleaseResult,
+  AcquireOptions,
 } from './locks/index.ts';

@@ -15,8 +15,12 @@ const verbose = process.env.KOA_BUFFER_DEBUG === '1';
 
 /** The built-in logger. */
 export const defaultLogger: Logger = {
-  debug: (message) => { if (verbose) console.debug(`koa-buffer: ${message}`); },
-  info: (message) => { if (verbose) console.info(`koa-buffer: ${message}`); },
+  debug: (message) => {
+    if (verbose) console.debug(`koa-buffer: ${message}`);
+  },
+  info: (message) => {
+    if (verbose) console.info(`koa-buffer: ${message}`);
+  },
   warn: (message) => console.warn(`koa-buffer: ${message}`),
   error: (message) => console.error(`koa-buffer: ${message}`),
 };

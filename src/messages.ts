@@ -202,6 +202,9 @@ export function isMessageOverrides(value: unknown): value is MessageOverrides {
     (v) =>
       v === undefined ||
       typeof v === 'string' ||
-      (v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((s) => typeof s === 'string')),
+      (v !== null &&
+        typeof v === 'object' &&
+        !Array.isArray(v) &&
+        Object.values(v).every((s) => typeof s === 'string')),
   );
 }

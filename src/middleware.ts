@@ -73,7 +73,12 @@ type Step = (work: Work, shared: Shared) => boolean | Promise<boolean>;
 // --- 1. CHECK ---------------------------------------------------------------
 
 function isStreamLike(body: object): boolean {
-  return typeof (body as { pipe?: unknown }).pipe === 'function' || body instanceof ReadableStream || body instanceof Blob || body instanceof Response;
+  return (
+    typeof (body as { pipe?: unknown }).pipe === 'function' ||
+    body instanceof ReadableStream ||
+    body instanceof Blob ||
+    body instanceof Response
+  );
 }
 
 /** The body as a string or bytes, or the reason it is left alone. */
@@ -114,7 +119,18 @@ function check(ctx: Context, state: RequestState, shared: Shared): Work | undefi
   if (type === undefined) return skip('no media type');
   const options = responseOptions(state.config, sectionDeclarations(ctx), override.values);
   if (options.excludedTypes.matches(type)) return skip(`excluded media type ${type}`);
-  return { ctx, state, options, source: body.source, type, variant: '', entity: EMPTY, md5: undefined, coding: 'identity', payload: EMPTY };
+  return {
+    ctx,
+    state,
+    options,
+    source: body.source,
+    type,
+    variant: '',
+    entity: EMPTY,
+    md5: undefined,
+    coding: 'identity',
+    payload: EMPTY,
+  };
 }
 
 /** MD5 of the entity, computed once; a new entity is taught to the memo under its variant. */
@@ -169,12 +185,18 @@ const optimise: Step = async (work, shared) => {
   if (wanted) {
     if (raw.length > largeEntity) await nextTurn(); // encoding and squashing a large page are two long calls: not in one turn
     work.entity = await optimiseHtml(raw, {
-      level, rewriteLinks: options.rewriteLinks, host: ctx.request.host, path: ctx.request.path,
-      logger: shared.log.logger, messages: shared.log.messages, debug: shared.log.debugEnabled,
+      level,
+      rewriteLinks: options.rewriteLinks,
+      host: ctx.request.host,
+      path: ctx.request.path,
+      logger: shared.log.logger,
+      messages: shared.log.messages,
+      debug: shared.log.debugEnabled,
     });
   }
   work.payload = work.entity;
-  if (work.entity.length > largeEntity && (options.generateEtag || shared.memo.enabled)) await digestInSlices(work, shared);
+  if (work.entity.length > largeEntity && (options.generateEtag || shared.memo.enabled))
+    await digestInSlices(work, shared);
   return true;
 };
 
@@ -189,9 +211,18 @@ const optimise: Step = async (work, shared) => {
 function clientHolds(work: Work, coding: Coding, shared: Shared): boolean {
   const { ctx, options } = work;
   const ifNoneMatch = ctx.request.headers['if-none-match'];
-  if (ifNoneMatch === undefined || !options.generate304 || !options.generateEtag || ctx.response.status !== 200) return false;
+  if (ifNoneMatch === undefined || !options.generate304 || !options.generateEtag || ctx.response.status !== 200)
+    return false;
   if ((ctx.request.method !== 'GET' && ctx.request.method !== 'HEAD') || ctx.res.hasHeader('ETag')) return false;
-  return notModifiedReason({ ifNoneMatch, ifModifiedSince: undefined, etag: entityTag(digest(work, shared), coding), lastModified: undefined, trustLastModified: false }) !== undefined;
+  return (
+    notModifiedReason({
+      ifNoneMatch,
+      ifModifiedSince: undefined,
+      etag: entityTag(digest(work, shared), coding),
+      lastModified: undefined,
+      trustLastModified: false,
+    }) !== undefined
+  );
 }
 
 /**
@@ -233,7 +264,8 @@ const compressStep: Step = async (work, shared) => {
   addVary(ctx, 'Accept-Encoding');
   const { coding, reason } = negotiate(ctx.request.headers['accept-encoding'], options.encodings);
   if (coding === 'identity') return identity(reason ?? 'identity');
-  if (work.entity.length < options.minCompressSize) return identity(`smaller than minCompressSize (${options.minCompressSize})`);
+  if (work.entity.length < options.minCompressSize)
+    return identity(`smaller than minCompressSize (${options.minCompressSize})`);
   if (!codingAvailable(coding)) {
     shared.log.error('log_encoding_unavailable', { name: coding });
     return identity(`${coding} is not available`);
@@ -265,7 +297,8 @@ const validate: Step = async (work, shared) => {
   const { ctx, options } = work;
   // ETag, Last-Modified and 304 belong to 200 responses to GET and HEAD only.
   if (ctx.response.status !== 200 || (ctx.request.method !== 'GET' && ctx.request.method !== 'HEAD')) return true;
-  if (options.generateEtag && !ctx.res.hasHeader('ETag')) ctx.response.set('ETag', entityTag(digest(work, shared), work.coding));
+  if (options.generateEtag && !ctx.res.hasHeader('ETag'))
+    ctx.response.set('ETag', entityTag(digest(work, shared), work.coding));
   if (options.lastModified && !ctx.res.hasHeader('Last-Modified')) {
     // The options carry the template paths, the cache, the logger and the messages a scan needs.
     const found = lastModifiedSeconds(options.lastModified, ctx, options);

@@ -14,7 +14,12 @@ import { defaultLogger, isLogger, type Logger } from './logger.ts';
 import { isMessageOverrides, Messages, type MessageOverrides } from './messages.ts';
 import { codingAvailable, defaultLevels, levelRange } from './response/compress.ts';
 import { isLastModifiedOption, type LastModifiedOption, type MtimeCache } from './response/last-modified.ts';
-import { defaultCompressibleTypes, defaultExcludedTypes, isMediaTypeList, TypeMatcher } from './response/media-types.ts';
+import {
+  defaultCompressibleTypes,
+  defaultExcludedTypes,
+  isMediaTypeList,
+  TypeMatcher,
+} from './response/media-types.ts';
 import { defaultMemoMaxSize } from './response/memo.ts';
 import { allCodings, canonicalCoding, type Coding } from './response/negotiate.ts';
 
@@ -106,7 +111,10 @@ export interface BufferOptions {
 }
 
 /** The options a {@link bufferSection} may declare. */
-export type SectionOptions = Pick<BufferOptions, 'compressContent' | 'optimiseContent' | 'rewriteLinks' | 'trustLastModified'>;
+export type SectionOptions = Pick<
+  BufferOptions,
+  'compressContent' | 'optimiseContent' | 'rewriteLinks' | 'trustLastModified'
+>;
 
 /** The options as the pipeline uses them: validated, defaulted and compiled. */
 export interface ResolvedOptions {
@@ -185,7 +193,9 @@ const defaults: Omit<ResolvedOptions, 'messages' | 'logger' | 'encodings'> = {
 const isNil = (v: unknown): v is undefined | null => v === undefined || v === null;
 const isFlag = (v: unknown): boolean => isNil(v) || typeof v === 'boolean' || v === 0 || v === 1;
 const hasMethods = (v: unknown, ...names: string[]): boolean =>
-  v !== null && (typeof v === 'object' || typeof v === 'function') && names.every((n) => typeof (v as Record<string, unknown>)[n] === 'function');
+  v !== null &&
+  (typeof v === 'object' || typeof v === 'function') &&
+  names.every((n) => typeof (v as Record<string, unknown>)[n] === 'function');
 const isNonNegativeInteger = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 const isPositiveDuration = (v: unknown): boolean => {
   const seconds = parseDuration(v);
@@ -216,15 +226,29 @@ const flag: Rule = { key: 'option_flag', ok: isFlag };
 
 /** One rule per option. `undefined` is refused only for encodings, the type lists, varyBy and minCompressSize. */
 const rules: Record<keyof BufferOptions, Rule> = {
-  cache: { key: 'option_cache', ok: (v) => isNil(v) || v === false || v === true || hasMethods(v, 'get', 'set', 'delete') || (typeof v === 'string' && isCacheUrl(v)) },
+  cache: {
+    key: 'option_cache',
+    ok: (v) =>
+      isNil(v) ||
+      v === false ||
+      v === true ||
+      hasMethods(v, 'get', 'set', 'delete') ||
+      (typeof v === 'string' && isCacheUrl(v)),
+  },
   cacheDuration: { key: 'option_cache_duration', ok: (v) => isNil(v) || isPositiveDuration(v) },
   cacheKey: { key: 'option_cache_key', ok: (v) => isNil(v) || typeof v === 'string' || typeof v === 'function' },
   cacheLock: { key: 'option_cache_lock', ok: (v) => isNil(v) || hasMethods(v, 'acquire', 'release') },
   cacheLockDir: { key: 'option_cache_lock_dir', ok: (v) => isNil(v) || (typeof v === 'string' && v !== '') },
-  cacheLockTimeout: { key: 'option_cache_lock_timeout', ok: (v) => isNil(v) || (typeof v === 'number' && Number.isFinite(v) && v > 0) },
+  cacheLockTimeout: {
+    key: 'option_cache_lock_timeout',
+    ok: (v) => isNil(v) || (typeof v === 'number' && Number.isFinite(v) && v > 0),
+  },
   cacheMaxSize: { key: 'option_cache_max_size', ok: (v) => isNil(v) || (isNonNegativeInteger(v) && v > 0) },
   cacheSingleFlight: flag,
-  cacheStoreTimeout: { key: 'option_cache_store_timeout', ok: (v) => isNil(v) || (typeof v === 'number' && Number.isFinite(v) && v > 0) },
+  cacheStoreTimeout: {
+    key: 'option_cache_store_timeout',
+    ok: (v) => isNil(v) || (typeof v === 'number' && Number.isFinite(v) && v > 0),
+  },
   cacheWaitFailure: { key: 'option_cache_wait_failure', ok: (v) => isNil(v) || v === 'retry-later' || v === 'run' },
   compressContent: flag,
   compressibleTypes: { key: 'option_compressible_types', ok: isMediaTypeList },
@@ -241,10 +265,19 @@ const rules: Record<keyof BufferOptions, Rule> = {
   optimiseContent: { key: 'option_optimise_content', ok: (v) => isNil(v) || v === 0 || v === 1 || v === 2 },
   rewriteLinks: flag,
   templateMtimeCache: { key: 'option_template_mtime_cache', ok: (v) => isNil(v) || hasMethods(v, 'get', 'set') },
-  templateMtimeCacheDuration: { key: 'option_template_mtime_cache_duration', ok: (v) => isNil(v) || isPositiveDuration(v) },
-  templatePaths: { key: 'option_template_paths', ok: (v) => isNil(v) || (Array.isArray(v) && v.every((p) => typeof p === 'string' && p !== '')) },
+  templateMtimeCacheDuration: {
+    key: 'option_template_mtime_cache_duration',
+    ok: (v) => isNil(v) || isPositiveDuration(v),
+  },
+  templatePaths: {
+    key: 'option_template_paths',
+    ok: (v) => isNil(v) || (Array.isArray(v) && v.every((p) => typeof p === 'string' && p !== '')),
+  },
   trustLastModified: flag,
-  varyBy: { key: 'option_vary_by', ok: (v) => Array.isArray(v) && v.every((h) => typeof h === 'string' && headerName.test(h)) },
+  varyBy: {
+    key: 'option_vary_by',
+    ok: (v) => Array.isArray(v) && v.every((h) => typeof h === 'string' && headerName.test(h)),
+  },
 };
 
 const known = new Set(Object.keys(rules));
@@ -268,9 +301,11 @@ function checkEach(options: Record<string, unknown>, messages: Messages): void {
 
 /** The checks that look at more than one option, after all the others. */
 function checkTogether(options: Record<string, unknown>, messages: Messages, cacheLockTimeout: number): void {
-  if (!isNil(options.cacheLock) && !isNil(options.cacheLockDir)) throw new BufferOptionError('lock_options_combined', {}, messages);
+  if (!isNil(options.cacheLock) && !isNil(options.cacheLockDir))
+    throw new BufferOptionError('lock_options_combined', {}, messages);
   const ttl = (options.cacheLock as CacheLock | undefined)?.ttl;
-  if (typeof ttl === 'number' && ttl <= cacheLockTimeout) throw new BufferOptionError('lock_ttl_too_short', { ttl, timeout: cacheLockTimeout }, messages);
+  if (typeof ttl === 'number' && ttl <= cacheLockTimeout)
+    throw new BufferOptionError('lock_ttl_too_short', { ttl, timeout: cacheLockTimeout }, messages);
   for (const name of (options.encodings as string[] | undefined) ?? []) {
     if (!canonicalCoding(name)) throw new BufferOptionError('unknown_encoding', { name }, messages);
   }
@@ -303,8 +338,10 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
   }
 
   // A flag given as undefined means off (the seed's "undef in options"); one not given keeps its default.
-  const flagOption = (name: 'compressContent' | 'rewriteLinks' | 'generateEtag' | 'generate304' | 'trustLastModified' | 'cacheSingleFlight'): boolean =>
-    has(name) ? Boolean(o[name]) : defaults[name];
+  const flagOption = (
+    name:
+      'compressContent' | 'rewriteLinks' | 'generateEtag' | 'generate304' | 'trustLastModified' | 'cacheSingleFlight',
+  ): boolean => (has(name) ? Boolean(o[name]) : defaults[name]);
 
   return {
     compressContent: flagOption('compressContent'),
@@ -316,7 +353,9 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     trustLastModified: flagOption('trustLastModified'),
     templatePaths: o.templatePaths ?? defaults.templatePaths,
     templateMtimeCache: o.templateMtimeCache ?? undefined,
-    templateMtimeCacheDuration: isNil(o.templateMtimeCacheDuration) ? defaults.templateMtimeCacheDuration : parseDuration(o.templateMtimeCacheDuration)!,
+    templateMtimeCacheDuration: isNil(o.templateMtimeCacheDuration)
+      ? defaults.templateMtimeCacheDuration
+      : parseDuration(o.templateMtimeCacheDuration)!,
     minCompressSize: has('minCompressSize') ? o.minCompressSize! : defaults.minCompressSize,
     encodings,
     compressionLevels: { ...defaultLevels, ...canonicalLevels(o.compressionLevels) },
@@ -377,7 +416,15 @@ export function resolveSection(declared: unknown): Partial<ResolvedOptions> {
 // --- per response -----------------------------------------------------------
 
 /** The options the per-response layers may not change: read once, when buffer() runs (seed). */
-const registrationOnly = new Set(['messages', 'logger', 'memoMaxSize', 'templateMtimeCache', 'templateMtimeCacheDuration', 'cacheLock', 'cacheLockDir']);
+const registrationOnly = new Set([
+  'messages',
+  'logger',
+  'memoMaxSize',
+  'templateMtimeCache',
+  'templateMtimeCacheDuration',
+  'cacheLock',
+  'cacheLockDir',
+]);
 
 /**
  * Lenient conversions of unvalidated per-response values (SPEC 2: stash values
@@ -393,9 +440,21 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
   optimiseContent: (v) => (v === 2 || v === '2' ? 2 : v === 1 || v === '1' || v === true ? 1 : 0),
   lastModified: (v) => v,
   templatePaths: (v) => (Array.isArray(v) ? v.filter((p) => typeof p === 'string') : []),
-  minCompressSize: (v) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : v === undefined || v === null ? 0 : defaults.minCompressSize),
+  minCompressSize: (v) =>
+    typeof v === 'number' && Number.isFinite(v) && v >= 0
+      ? v
+      : v === undefined || v === null
+        ? 0
+        : defaults.minCompressSize,
   // Not filtered by what is installed (seed): the compress step logs a coding it cannot make.
-  encodings: (v) => (Array.isArray(v) ? [...new Set(v.map((e) => (typeof e === 'string' ? canonicalCoding(e) : undefined)).filter((c) => c !== undefined))] : []),
+  encodings: (v) =>
+    Array.isArray(v)
+      ? [
+          ...new Set(
+            v.map((e) => (typeof e === 'string' ? canonicalCoding(e) : undefined)).filter((c) => c !== undefined),
+          ),
+        ]
+      : [],
   compressionLevels: (v) => ({ ...defaultLevels, ...canonicalLevels(v) }),
   compressibleTypes: (v) => new TypeMatcher(Array.isArray(v) ? v : []),
   excludedTypes: (v) => new TypeMatcher(Array.isArray(v) ? v : []),
@@ -410,7 +469,8 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
 };
 
 /** `ctx.state.buffer` read as SPEC 2 says: off, nothing set, or an object of overrides. */
-export type ResponseOverride = { readonly off: true } | { readonly off: false; readonly values: Record<string, unknown> | undefined };
+export type ResponseOverride =
+  { readonly off: true } | { readonly off: false; readonly values: Record<string, unknown> | undefined };
 
 // Shared answers: reading the override is on every request's path and allocates nothing in the usual cases.
 const turnedOff: ResponseOverride = Object.freeze({ off: true });
@@ -420,7 +480,8 @@ const nothingSet: ResponseOverride = Object.freeze({ off: false, values: undefin
 export function readOverride(value: unknown): ResponseOverride {
   if (value === undefined || value === null) return nothingSet;
   if (value === 0 || value === false || value === '') return turnedOff;
-  if (typeof value === 'object' && !Array.isArray(value)) return { off: false, values: value as Record<string, unknown> };
+  if (typeof value === 'object' && !Array.isArray(value))
+    return { off: false, values: value as Record<string, unknown> };
   return nothingSet;
 }
 
@@ -429,7 +490,11 @@ export function readOverride(value: unknown): ResponseOverride {
  * section declarations, then `ctx.state.buffer`, each laid over the previous
  * one key deep.
  */
-export function responseOptions(base: ResolvedOptions, section: Partial<ResolvedOptions> | undefined, override: Record<string, unknown> | undefined): ResolvedOptions {
+export function responseOptions(
+  base: ResolvedOptions,
+  section: Partial<ResolvedOptions> | undefined,
+  override: Record<string, unknown> | undefined,
+): ResolvedOptions {
   if (section === undefined && override === undefined) return base;
   const merged: ResolvedOptions = { ...base, ...section };
   if (override) {

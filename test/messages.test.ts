@@ -24,7 +24,9 @@ test('an override of undefined shows the key, as the seed documents', (t) => {
 });
 
 test('a plural override is chosen by count through Intl.PluralRules', (t) => {
-  const m = new Messages({ waiting: { zero: 'nobody waits', one: '%{count} request waits', other: '%{count} requests wait' } });
+  const m = new Messages({
+    waiting: { zero: 'nobody waits', one: '%{count} request waits', other: '%{count} requests wait' },
+  });
   t.is(m.text('waiting', { count: 0 }), 'nobody waits');
   t.is(m.text('waiting', { count: 1 }), '1 request waits');
   t.is(m.text('waiting', { count: 7 }), '7 requests wait');
@@ -32,7 +34,10 @@ test('a plural override is chosen by count through Intl.PluralRules', (t) => {
 });
 
 test('plural categories follow the locale', (t) => {
-  const m = new Messages({ files: { one: '%{count} plik', few: '%{count} pliki', many: '%{count} plików', other: '%{count} pliku' } }, 'pl');
+  const m = new Messages(
+    { files: { one: '%{count} plik', few: '%{count} pliki', many: '%{count} plików', other: '%{count} pliku' } },
+    'pl',
+  );
   t.is(m.text('files', { count: 1 }), '1 plik');
   t.is(m.text('files', { count: 3 }), '3 pliki');
   t.is(m.text('files', { count: 5 }), '5 plików');

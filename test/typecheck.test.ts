@@ -12,7 +12,10 @@ test('tsc --noEmit reports no error', async (t) => {
   t.timeout(180_000);
   const tsc = `${packageRoot}node_modules/typescript/bin/tsc`;
   try {
-    await promisify(execFile)(process.execPath, [tsc, '--noEmit', '-p', 'tsconfig.json'], { cwd: packageRoot, maxBuffer: 16 * 1024 * 1024 });
+    await promisify(execFile)(process.execPath, [tsc, '--noEmit', '-p', 'tsconfig.json'], {
+      cwd: packageRoot,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     t.pass();
   } catch (error) {
     const { stdout = '' } = error as { stdout?: string };

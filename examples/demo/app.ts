@@ -72,19 +72,23 @@ export function createApp(settings: Settings, lifecycle: Lifecycle): Koa {
   // worker builds is a hit for the other, and concurrent misses build once.
   // The pages are the demo's templates: their mtimes date Last-Modified and
   // outdate cache entries, beside the script's own.
-  app.use(buffer({ optimiseContent: 1, cache: settings.cacheUrl, cacheLockDir: settings.lockDir, templatePaths: [pagesDir] }));
-  app.use(routes({
-    '/': indexPage,
-    '/article': articlePage,
-    '/api/products': productsApi,
-    '/report': reportPage(settings.buildLog),
-    '/hello': helloPage,
-    '/hello/choose': chooseLanguage,
-    '/download': downloadPage(settings.downloadFile),
-    '/style.css': (ctx) => {
-      ctx.type = 'css';
-      ctx.body = styleSheet;
-    },
-  }));
+  app.use(
+    buffer({ optimiseContent: 1, cache: settings.cacheUrl, cacheLockDir: settings.lockDir, templatePaths: [pagesDir] }),
+  );
+  app.use(
+    routes({
+      '/': indexPage,
+      '/article': articlePage,
+      '/api/products': productsApi,
+      '/report': reportPage(settings.buildLog),
+      '/hello': helloPage,
+      '/hello/choose': chooseLanguage,
+      '/download': downloadPage(settings.downloadFile),
+      '/style.css': (ctx) => {
+        ctx.type = 'css';
+        ctx.body = styleSheet;
+      },
+    }),
+  );
   return app;
 }

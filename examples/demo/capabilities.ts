@@ -29,7 +29,8 @@ export const capabilities: readonly Capability[] = [
       'Its absolute link to this site becomes root-relative. Compare with /article?buffer=off, which turns koa-buffer off for ' +
       'that one response (ctx.state.buffer = 0) and so is sent as the template wrote it.',
     headers: ['Content-Length'],
-    curl: (base) => `curl -s ${base}/article | head -c 700; echo; curl -s '${base}/article?buffer=off' | head -c 400; echo`,
+    curl: (base) =>
+      `curl -s ${base}/article | head -c 700; echo; curl -s '${base}/article?buffer=off' | head -c 400; echo`,
   },
   {
     name: 'compression (br, zstd, gzip)',
@@ -43,14 +44,17 @@ export const capabilities: readonly Capability[] = [
   {
     name: 'ETag and 304 Not Modified',
     path: '/article',
-    explains: 'Ask again with the ETag you were given (If-None-Match) and the answer is 304 Not Modified, with no body.',
+    explains:
+      'Ask again with the ETag you were given (If-None-Match) and the answer is 304 Not Modified, with no body.',
     headers: ['ETag', 'Last-Modified'],
-    curl: (base) => `curl -s -o /dev/null --etag-save /tmp/kb-demo.etag ${base}/article && curl -si --etag-compare /tmp/kb-demo.etag ${base}/article`,
+    curl: (base) =>
+      `curl -s -o /dev/null --etag-save /tmp/kb-demo.etag ${base}/article && curl -si --etag-compare /tmp/kb-demo.etag ${base}/article`,
   },
   {
     name: 'JSON API',
     path: '/api/products',
-    explains: 'The action returns a plain object; koa-buffer serialises it to JSON itself, so it is compressed and gets an ETag like any page.',
+    explains:
+      'The action returns a plain object; koa-buffer serialises it to JSON itself, so it is compressed and gets an ETag like any page.',
     headers: ['Content-Type', 'Content-Encoding', 'ETag'],
     curl: (base) => `curl -s -D - --compressed ${base}/api/products | head -c 700; echo`,
   },
@@ -61,7 +65,8 @@ export const capabilities: readonly Capability[] = [
       'A report that takes one second to build, behind ctx.bufferIsCached(). The first request builds it (X-Cache: MISS), ' +
       'the next ones are answered from the SQLite cache the two workers share (X-Cache: HIT) for 30 seconds. Run the command twice.',
     headers: ['X-Cache', 'Cache-Status', 'X-Worker'],
-    curl: (base) => `curl -s -o /dev/null -w '%header{x-cache} %header{cache-status} in %{time_total}s\\n' ${base}/report`,
+    curl: (base) =>
+      `curl -s -o /dev/null -w '%header{x-cache} %header{cache-status} in %{time_total}s\\n' ${base}/report`,
   },
   {
     name: 'single flight across workers',
@@ -80,12 +85,14 @@ export const capabilities: readonly Capability[] = [
       "A greeting in the visitor's language, from a lang cookie or else Accept-Language. It is cached with " +
       "varyBy ['cookie', 'accept-language'], so each language is its own cache entry.",
     headers: ['Vary', 'Content-Language', 'X-Cache'],
-    curl: (base) => `curl -si -H 'Accept-Language: fr-CH, fr;q=0.9' ${base}/hello; echo; curl -si -b lang=de ${base}/hello`,
+    curl: (base) =>
+      `curl -si -H 'Accept-Language: fr-CH, fr;q=0.9' ${base}/hello; echo; curl -si -b lang=de ${base}/hello`,
   },
   {
     name: 'streamed download, left alone',
     path: '/download',
-    explains: 'A file sent as a stream: koa-buffer does not buffer streams, so it goes out as it is read, chunked, with no coding and no ETag.',
+    explains:
+      'A file sent as a stream: koa-buffer does not buffer streams, so it goes out as it is read, chunked, with no coding and no ETag.',
     headers: ['Transfer-Encoding', 'Content-Disposition'],
     curl: (base) => `curl -s -o /dev/null -D - -H 'Accept-Encoding: br' ${base}/download`,
   },

@@ -82,7 +82,9 @@ export function runPrimary(settings: Settings): void {
     }
     stopping = true;
     if (workers.length === 0) process.exit(failed ? 1 : 0);
-    console.log(`koa-buffer demo: stopping ${workers.length === 1 ? 'the worker' : `${workers.length} workers`} (they finish the requests under way)`);
+    console.log(
+      `koa-buffer demo: stopping ${workers.length === 1 ? 'the worker' : `${workers.length} workers`} (they finish the requests under way)`,
+    );
     for (const worker of workers) worker.process.kill('SIGTERM');
     setTimeout(() => {
       console.error(`koa-buffer demo: workers still running after ${stopMs} ms; killing them`);

@@ -41,7 +41,8 @@ export interface Settings {
  */
 export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const port = env.PORT === undefined || env.PORT === '' ? 3000 : Number(env.PORT);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number (0 to 65535), not '${env.PORT}'`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`PORT must be a port number (0 to 65535), not '${env.PORT}'`);
   const uid = process.getuid?.() ?? 'user';
   const dataDir = resolve(env.KOA_BUFFER_DEMO_DIR || join(tmpdir(), `koa-buffer-demo-${uid}`));
   return {

@@ -12,10 +12,19 @@ export class CallTimeout extends Error {
     super(`${what} did not answer within ${ms} ms`);
   }
 }
-Object.defineProperty(CallTimeout.prototype, 'name', { value: 'CallTimeout', enumerable: false, writable: true, configurable: true });
+Object.defineProperty(CallTimeout.prototype, 'name', {
+  value: 'CallTimeout',
+  enumerable: false,
+  writable: true,
+  configurable: true,
+});
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }
 
 /**
@@ -29,7 +38,12 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  *   rejects with {@link CallTimeout} when the limit passes first
  * @throws what `call` throws, synchronously
  */
-export function bounded<T>(call: () => T | PromiseLike<T>, ms: number, what: string, late?: (value: T) => void): T | Promise<T> {
+export function bounded<T>(
+  call: () => T | PromiseLike<T>,
+  ms: number,
+  what: string,
+  late?: (value: T) => void,
+): T | Promise<T> {
   return boundedAnswer(call(), ms, what, late);
 }
 
@@ -38,7 +52,12 @@ export function bounded<T>(call: () => T | PromiseLike<T>, ms: number, what: str
  * synchronous, else bounded to `ms`. A hot path calls the store itself and
  * passes the answer here, so no closure is made per call.
  */
-export function boundedAnswer<T>(answer: T | PromiseLike<T>, ms: number, what: string, late?: (value: T) => void): T | Promise<T> {
+export function boundedAnswer<T>(
+  answer: T | PromiseLike<T>,
+  ms: number,
+  what: string,
+  late?: (value: T) => void,
+): T | Promise<T> {
   if (!isThenable(answer)) return answer;
   return new Promise<T>((resolve, reject) => {
     let done = false;

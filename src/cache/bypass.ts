@@ -7,7 +7,16 @@
 import type { Context } from 'koa';
 
 /** Why a request bypasses the cache, as a Cache-Status detail token. */
-export type BypassReason = 'CACHE-OFF' | 'METHOD' | 'AUTHORIZATION' | 'REQUEST-CACHE-CONTROL' | 'NO_CACHE' | 'NO_STORE' | 'REQUEST-TARGET' | 'KEY-ERROR' | 'STORE-ERROR';
+export type BypassReason =
+  | 'CACHE-OFF'
+  | 'METHOD'
+  | 'AUTHORIZATION'
+  | 'REQUEST-CACHE-CONTROL'
+  | 'NO_CACHE'
+  | 'NO_STORE'
+  | 'REQUEST-TARGET'
+  | 'KEY-ERROR'
+  | 'STORE-ERROR';
 
 /**
  * Request Cache-Control directives that refuse a stored response
@@ -49,7 +58,8 @@ function environmentSwitches(now: number): 'NO_CACHE' | 'NO_STORE' | undefined {
   const age = now - switchesRead;
   if (!(age >= 0 && age < envTrustMs)) {
     switchesRead = now;
-    switchesSet = process.env.NO_CACHE !== undefined ? 'NO_CACHE' : process.env.NO_STORE !== undefined ? 'NO_STORE' : undefined;
+    switchesSet =
+      process.env.NO_CACHE !== undefined ? 'NO_CACHE' : process.env.NO_STORE !== undefined ? 'NO_STORE' : undefined;
   }
   return switchesSet;
 }

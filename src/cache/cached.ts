@@ -20,7 +20,14 @@ import { sectionDeclarations } from '../section.ts';
 import { errorText } from './bounded.ts';
 import { bypassReason } from './bypass.ts';
 import {
-  statusBypass, statusCollapsed, statusCollapsedFailed, statusHit, statusMiss, statusNotStored, statusStored, type Forward,
+  statusBypass,
+  statusCollapsed,
+  statusCollapsedFailed,
+  statusHit,
+  statusMiss,
+  statusNotStored,
+  statusStored,
+  type Forward,
 } from './cache-status.ts';
 import { remainingMs, type CacheEntry } from './entry.ts';
 import { Flight, type FlightFailure, type Outcome } from './flight.ts';
@@ -117,7 +124,12 @@ function hit(ctx: Context, visit: Visit, entry: CacheEntry, at: number): true {
   runtime.log.debug('log_cache_hit', { key: slot.key });
   const headers = ctx.request.headers;
   // The pipeline's answer can be given again only when nothing it reads can differ: see prepared.ts.
-  if (options === state.config && typeof options.lastModified !== 'function' && headers['if-none-match'] === undefined && headers['if-modified-since'] === undefined) {
+  if (
+    options === state.config &&
+    typeof options.lastModified !== 'function' &&
+    headers['if-none-match'] === undefined &&
+    headers['if-modified-since'] === undefined
+  ) {
     state.preparedKey = slot.key;
     state.preparedEntry = entry;
   }
@@ -137,7 +149,8 @@ export function answeredAsPrepared(ctx: Context, state: RequestState): boolean {
   if (preparedKey === undefined || preparedEntry === undefined || cache === undefined) return false;
   // Sections and ctx.state.buffer may have changed the options since the lookup.
   const override = readOverride((ctx.state as Record<string, unknown> | undefined)?.buffer);
-  if (override.off || responseOptions(state.config, sectionDeclarations(ctx), override.values) !== state.config) return false;
+  if (override.off || responseOptions(state.config, sectionDeclarations(ctx), override.values) !== state.config)
+    return false;
   return cache.prepared.answer(ctx, state, preparedKey, preparedEntry);
 }
 
@@ -235,7 +248,8 @@ function answer(ctx: Context, visit: Visit, outcome: Outcome): boolean {
   const { vary } = outcome;
   if (vary !== undefined) {
     // SPEC 7b: never hand over a page that varies on a header this request differs in.
-    for (const [name, value] of Object.entries(vary)) if (requestHeader(ctx, name) !== value) return waitFailed(ctx, visit, 'VARY');
+    for (const [name, value] of Object.entries(vary))
+      if (requestHeader(ctx, name) !== value) return waitFailed(ctx, visit, 'VARY');
   }
   replayEntry(ctx, visit.state, outcome.entry);
   statusCollapsed(ctx);

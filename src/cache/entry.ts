@@ -63,18 +63,22 @@ const MAX_LENGTH = 0xffff_ffff;
  * await store.set(key, value, 600_000);
  */
 export function encodeEntry(entry: CacheEntry): Buffer {
-  if (entry === null || typeof entry !== 'object') throw new TypeError(`cache entry must be an object, got ${describe(entry)}`);
+  if (entry === null || typeof entry !== 'object')
+    throw new TypeError(`cache entry must be an object, got ${describe(entry)}`);
   const { status, headers, body, created, expires } = entry;
   if (!Number.isInteger(status) || status < 100 || status > 999) {
     throw new RangeError(`cache entry status must be an integer from 100 to 999, got ${describe(status)}`);
   }
-  if (!Number.isFinite(created)) throw new TypeError(`cache entry created must be a finite number of ms, got ${describe(created)}`);
-  if (!Number.isFinite(expires)) throw new TypeError(`cache entry expires must be a finite number of ms, got ${describe(expires)}`);
+  if (!Number.isFinite(created))
+    throw new TypeError(`cache entry created must be a finite number of ms, got ${describe(created)}`);
+  if (!Number.isFinite(expires))
+    throw new TypeError(`cache entry expires must be a finite number of ms, got ${describe(expires)}`);
   if (!(body instanceof Uint8Array)) throw new TypeError(`cache entry body must be a Buffer, got ${describe(body)}`);
   checkHeaders(headers);
 
   const json = Buffer.from(JSON.stringify(headers), 'utf8');
-  if (json.length > MAX_LENGTH || body.byteLength > MAX_LENGTH) throw new RangeError('cache entry headers and body must each be under 4 GiB');
+  if (json.length > MAX_LENGTH || body.byteLength > MAX_LENGTH)
+    throw new RangeError('cache entry headers and body must each be under 4 GiB');
   const out = Buffer.allocUnsafe(HEADER_SIZE + json.length + body.byteLength);
   out.writeUInt32LE(MAGIC, 0);
   out.writeUInt8(VERSION, 4);
@@ -202,6 +206,7 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return value.constructor?.name ? `a ${value.constructor.name}` : 'an object';
   if (typeof value === 'function') return 'a function';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'string')
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
   return `${typeof value} ${String(value)}`;
 }

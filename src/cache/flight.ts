@@ -187,7 +187,10 @@ export class Flight {
       if ('error' in seen && !storeFailed) {
         // Logged once per flight: a dead store would otherwise log every few ms.
         storeFailed = true;
-        log.error('log_cache_get_failed', { key: this.slot.key, error: String((seen.error as Error)?.message ?? seen.error) });
+        log.error('log_cache_get_failed', {
+          key: this.slot.key,
+          error: String((seen.error as Error)?.message ?? seen.error),
+        });
       }
       const taken = await this.takeLock();
       if (this.outcome !== undefined) return;

@@ -200,9 +200,19 @@ function signatureStandsForKey(ctx: Context): boolean {
   }
   // Checked on every request, written out (a loop over the names costs twice as much): an application
   // may define its own getter on app.request, or on one request, at any time.
-  return plain && !ctx.app.proxy && ctx.req.httpVersionMajor < 2
-    && !Object.hasOwn(request, 'host') && !Object.hasOwn(request, 'path') && !Object.hasOwn(request, 'querystring') && !Object.hasOwn(request, 'url')
-    && !Object.hasOwn(appRequest, 'host') && !Object.hasOwn(appRequest, 'path') && !Object.hasOwn(appRequest, 'querystring') && !Object.hasOwn(appRequest, 'url');
+  return (
+    plain &&
+    !ctx.app.proxy &&
+    ctx.req.httpVersionMajor < 2 &&
+    !Object.hasOwn(request, 'host') &&
+    !Object.hasOwn(request, 'path') &&
+    !Object.hasOwn(request, 'querystring') &&
+    !Object.hasOwn(request, 'url') &&
+    !Object.hasOwn(appRequest, 'host') &&
+    !Object.hasOwn(appRequest, 'path') &&
+    !Object.hasOwn(appRequest, 'querystring') &&
+    !Object.hasOwn(appRequest, 'url')
+  );
 }
 
 /** The descriptor `name` resolves to on `object`'s prototype chain. */

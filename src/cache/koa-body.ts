@@ -28,7 +28,8 @@ export function setBufferBody(ctx: Context, body: Buffer): void {
   const response = ctx.response as KoaResponse;
   const res = ctx.res;
   const previous = response._body;
-  const plain = previous === undefined || previous === null || Buffer.isBuffer(previous) || typeof previous === 'string';
+  const plain =
+    previous === undefined || previous === null || Buffer.isBuffer(previous) || typeof previous === 'string';
   if (plain && previous === response.body && res.hasHeader('content-type')) {
     response._body = body;
     if (response.body === body) {

@@ -22,14 +22,20 @@ export type Attempt = { readonly guard: unknown } | 'busy' | { readonly error: s
 export async function tryLock(lock: CacheLock, key: string, ms: number, log: DecisionLog): Promise<Attempt> {
   let answer: unknown;
   try {
-    answer = await bounded(() => lock.acquire(key) as unknown, Math.max(1, ms), 'cache lock acquire', (late) => {
-      // The backend took the lock after we stopped waiting: give it back, or it is held until its ttl.
-      if (Array.isArray(late) && late[0]) void unlock(lock, late[0], key, ms, log);
-    });
+    answer = await bounded(
+      () => lock.acquire(key) as unknown,
+      Math.max(1, ms),
+      'cache lock acquire',
+      (late) => {
+        // The backend took the lock after we stopped waiting: give it back, or it is held until its ttl.
+        if (Array.isArray(late) && late[0]) void unlock(lock, late[0], key, ms, log);
+      },
+    );
   } catch (error) {
     return { error: errorText(error) };
   }
-  if (!Array.isArray(answer)) return { error: `acquire answered ${answer === null ? 'null' : typeof answer}, not [guard, error]` };
+  if (!Array.isArray(answer))
+    return { error: `acquire answered ${answer === null ? 'null' : typeof answer}, not [guard, error]` };
   const [guard, error] = answer as [unknown, unknown];
   if (guard) return { guard };
   if (error !== undefined && error !== null) return { error: String(error) };
@@ -40,7 +46,13 @@ export async function tryLock(lock: CacheLock, key: string, ms: number, log: Dec
  * Gives a guard back. A failure is logged; the backend's own expiry (a
  * Redis ttl, a closed descriptor) frees the lock in the end.
  */
-export async function unlock(lock: CacheLock, guard: unknown, key: string, ms: number, log: DecisionLog): Promise<void> {
+export async function unlock(
+  lock: CacheLock,
+  guard: unknown,
+  key: string,
+  ms: number,
+  log: DecisionLog,
+): Promise<void> {
   try {
     const answer = await bounded(() => lock.release(guard) as unknown, Math.max(1, ms), 'cache lock release');
     // A backend that answers nothing has released the lock (seed, cache_lock release).

@@ -23,9 +23,7 @@ export interface Slot {
 
 /** What a lookup found; `at` is the time the entry was found fresh at. */
 export type Lookup =
-  | { readonly found: CacheEntry; readonly at: number }
-  | { readonly miss: Forward }
-  | { readonly error: unknown };
+  { readonly found: CacheEntry; readonly at: number } | { readonly miss: Forward } | { readonly error: unknown };
 
 /**
  * Decoded entries by the value the store returned: the memory store hands
@@ -71,7 +69,11 @@ export function lookup(slot: Slot, now?: number): Lookup | Promise<Lookup> {
   } catch (error) {
     return { error };
   }
-  if (isThenable(value)) return Promise.resolve(value).then((v) => judge(slot, v, Date.now()), (error: unknown) => ({ error }));
+  if (isThenable(value))
+    return Promise.resolve(value).then(
+      (v) => judge(slot, v, Date.now()),
+      (error: unknown) => ({ error }),
+    );
   return judge(slot, value, now ?? Date.now());
 }
 

@@ -31,7 +31,15 @@ import { plainGet } from './lru-get.ts';
  * Koa's body setter) reads: what its decisions for a replayed entry depend on.
  * A header it sets or removes is compared too, whatever its name.
  */
-export const pipelineHeaders: readonly string[] = ['content-type', 'content-encoding', 'content-length', 'transfer-encoding', 'vary', 'etag', 'last-modified'];
+export const pipelineHeaders: readonly string[] = [
+  'content-type',
+  'content-encoding',
+  'content-length',
+  'transfer-encoding',
+  'vary',
+  'etag',
+  'last-modified',
+];
 
 type Value = number | string | readonly string[] | undefined;
 
@@ -87,7 +95,10 @@ export class PreparedHits {
 
   /** @param maxBytes - bytes of bodies held at most (they are usually shared with the representation memo) */
   constructor(maxBytes = 32 * 1024 * 1024) {
-    this.#lru = new LRUCache<string, ForEntry>({ maxSize: maxBytes, sizeCalculation: (e, key) => e.bytes + key.length + 256 });
+    this.#lru = new LRUCache<string, ForEntry>({
+      maxSize: maxBytes,
+      sizeCalculation: (e, key) => e.bytes + key.length + 256,
+    });
   }
 
   /**
@@ -108,9 +119,10 @@ export class PreparedHits {
     const encodings = ctx.request.headers['accept-encoding'] ?? '';
     // The entry is told by its key, creation time and length; no string is built per hit.
     const forEntry = this.#lru.get(key, plainGet);
-    const known = forEntry !== undefined && forEntry.created === entry.created && forEntry.length === entry.body.length
-      ? forEntry.byEncodings.get(encodings)
-      : undefined;
+    const known =
+      forEntry !== undefined && forEntry.created === entry.created && forEntry.length === entry.body.length
+        ? forEntry.byEncodings.get(encodings)
+        : undefined;
     if (known !== undefined && known.status === response.status && agrees(ctx, known)) {
       const res = ctx.res;
       for (let i = 0; i < known.removed.length; i++) res.removeHeader(known.removed[i]!);
@@ -124,14 +136,23 @@ export class PreparedHits {
   }
 
   /** After the pipeline: what it did to a plain 200 becomes the answer for the same inputs. */
-  #remember(ctx: Context, state: RequestState, key: string, entry: CacheEntry, encodings: string, before: Map<string, Value>): void {
+  #remember(
+    ctx: Context,
+    state: RequestState,
+    key: string,
+    entry: CacheEntry,
+    encodings: string,
+    before: Map<string, Value>,
+  ): void {
     if (state.failed || ctx.status !== 200 || !Buffer.isBuffer(ctx.body)) return;
     const after = snapshot(ctx);
     const set: Array<[string, number | string | readonly string[]]> = [];
-    for (const [name, value] of after) if (value !== undefined && !sameValue(before.get(name), value)) set.push([name, value]);
+    for (const [name, value] of after)
+      if (value !== undefined && !sameValue(before.get(name), value)) set.push([name, value]);
     // Koa's body setter sets Content-Length from the body when no Transfer-Encoding is left: not twice.
     const lengthAt = set.findIndex(([name]) => name === 'content-length');
-    if (lengthAt >= 0 && !after.has('transfer-encoding') && Number(set[lengthAt]![1]) === ctx.body.length) set.splice(lengthAt, 1);
+    if (lengthAt >= 0 && !after.has('transfer-encoding') && Number(set[lengthAt]![1]) === ctx.body.length)
+      set.splice(lengthAt, 1);
     const removed = [...before.keys()].filter((name) => !after.has(name));
     const watched = [...new Set([...pipelineHeaders, ...set.map(([name]) => name), ...removed])];
     let forEntry = this.#lru.get(key);
@@ -139,7 +160,14 @@ export class PreparedHits {
       forEntry = { created: entry.created, length: entry.body.length, byEncodings: new Map(), bytes: 0 };
     }
     if (forEntry.byEncodings.size >= encodingsPerEntry && !forEntry.byEncodings.has(encodings)) return;
-    const prepared: Prepared = { status: 200, watched, before: watched.map((name) => before.get(name)), set, removed, body: ctx.body };
+    const prepared: Prepared = {
+      status: 200,
+      watched,
+      before: watched.map((name) => before.get(name)),
+      set,
+      removed,
+      body: ctx.body,
+    };
     forEntry.byEncodings.set(encodings, prepared);
     forEntry.bytes += ctx.body.length + encodings.length;
     // Set again so the LRU counts the new size.

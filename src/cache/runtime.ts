@@ -36,7 +36,11 @@ export class CacheRuntime implements FlightContext {
    */
   constructor(config: ResolvedOptions, log: DecisionLog) {
     this.log = log;
-    this.lock = config.cacheLock ?? (config.cacheLockDir === undefined ? undefined : new FileLock({ dir: config.cacheLockDir, messages: config.messages }));
+    this.lock =
+      config.cacheLock ??
+      (config.cacheLockDir === undefined
+        ? undefined
+        : new FileLock({ dir: config.cacheLockDir, messages: config.messages }));
   }
 
   /**

@@ -22,7 +22,16 @@ export interface StorableOptions {
 }
 
 /** Headers that describe one delivery, not the entity: never stored, never replayed. */
-const perDelivery = new Set(['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive', 'x-cache', 'cache-status', 'date']);
+const perDelivery = new Set([
+  'content-length',
+  'content-encoding',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'x-cache',
+  'cache-status',
+  'date',
+]);
 
 /** A header value as one string. */
 function joined(value: string | string[] | undefined): string {
@@ -31,7 +40,10 @@ function joined(value: string | string[] | undefined): string {
 
 /** The comma-separated members of a header, trimmed and lowercased. */
 export function members(value: string | string[] | undefined): string[] {
-  return joined(value).split(',').map((m) => m.trim().toLowerCase()).filter((m) => m !== '');
+  return joined(value)
+    .split(',')
+    .map((m) => m.trim().toLowerCase())
+    .filter((m) => m !== '');
 }
 
 /**

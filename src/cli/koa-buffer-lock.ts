@@ -89,15 +89,18 @@ function parse(argv: string[]): Request | 'help' {
   if (terminator === undefined) throw new UsageError('put -- between KEY and COMMAND');
   const before = tokens.filter((token) => token.kind === 'positional' && token.index < terminator.index);
   const after = argv.slice(terminator.index + 1);
-  if (before.length !== 1) throw new UsageError(before.length === 0 ? 'KEY is missing' : 'give exactly one KEY before --');
+  if (before.length !== 1)
+    throw new UsageError(before.length === 0 ? 'KEY is missing' : 'give exactly one KEY before --');
   if (after.length === 0) throw new UsageError('COMMAND is missing after --');
-  if ((values.dir === undefined) === (values.redis === undefined)) throw new UsageError('give exactly one of --dir and --redis');
+  if ((values.dir === undefined) === (values.redis === undefined))
+    throw new UsageError('give exactly one of --dir and --redis');
   if (values.dir === '') throw new UsageError('--dir needs a directory');
   if (values.ttl !== undefined && values.redis === undefined) throw new UsageError('--ttl applies to --redis only');
   const wait = values.wait === undefined ? 0 : parseDuration(values.wait);
   if (wait === undefined) throw new UsageError(`--wait needs a number of seconds, not '${values.wait}'`);
   const ttl = values.ttl === undefined ? 60 : parseDuration(values.ttl);
-  if (ttl === undefined || ttl <= 0) throw new UsageError(`--ttl needs a number of seconds above 0, not '${values.ttl}'`);
+  if (ttl === undefined || ttl <= 0)
+    throw new UsageError(`--ttl needs a number of seconds above 0, not '${values.ttl}'`);
   return {
     backend: values.dir !== undefined ? { dir: values.dir } : { redis: values.redis! },
     wait,
@@ -141,7 +144,10 @@ function run(request: Request): Promise<number> {
     try {
       child = spawn(request.command, request.args, { stdio: 'inherit' });
     } catch (error) {
-      say('cli_command_failed', { command: request.command, error: error instanceof Error ? error.message : String(error) });
+      say('cli_command_failed', {
+        command: request.command,
+        error: error instanceof Error ? error.message : String(error),
+      });
       done(EX_NOEXEC);
       return;
     }
@@ -208,12 +214,15 @@ async function main(argv: string[]): Promise<number> {
 /** Renews a Redis lock every ttl/3, so a long command keeps it and a dead one loses it within ttl. */
 function keepAlive(lock: Lock, request: Request): NodeJS.Timeout {
   let failing = false;
-  const timer = setInterval(() => {
-    void lock.expire(request.ttl).then(([ok, error]) => {
-      if (!ok && !failing) say('cli_expire_failed', { key: request.key, error });
-      failing = !ok;
-    });
-  }, (request.ttl * 1000) / 3);
+  const timer = setInterval(
+    () => {
+      void lock.expire(request.ttl).then(([ok, error]) => {
+        if (!ok && !failing) say('cli_expire_failed', { key: request.key, error });
+        failing = !ok;
+      });
+    },
+    (request.ttl * 1000) / 3,
+  );
   timer.unref();
   return timer;
 }

@@ -158,7 +158,10 @@ export class FileLock implements LockBackend<FileLockGuard> {
     }
     if (attempt === LOCK_BUSY) return [null, undefined];
     if (-attempt >= LOCK_STAGE_FLOCK) {
-      return [null, this.#messages.text('lock_failed', { path, error: this.#flock.strerror(-attempt - LOCK_STAGE_FLOCK) })];
+      return [
+        null,
+        this.#messages.text('lock_failed', { path, error: this.#flock.strerror(-attempt - LOCK_STAGE_FLOCK) }),
+      ];
     }
     return [null, this.#messages.text('lock_open_failed', { path, error: this.#flock.strerror(-attempt) })];
   }
@@ -181,7 +184,8 @@ export class FileLock implements LockBackend<FileLockGuard> {
     const unlocked = this.#flock.unlock(fd);
     const closed = this.#flock.closeFd(fd);
     const failed = unlocked < 0 ? unlocked : closed;
-    if (failed < 0) return [false, this.#messages.text('unlock_failed', { path: guard.path, error: this.#flock.strerror(-failed) })];
+    if (failed < 0)
+      return [false, this.#messages.text('unlock_failed', { path: guard.path, error: this.#flock.strerror(-failed) })];
     return [true, undefined];
   }
 

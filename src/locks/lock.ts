@@ -30,7 +30,8 @@ export interface LockOptions {
  * did not wait), or `[null, error]` where `error` is `'timeout'`, `'locked'`
  * (this instance already holds a lock) or the backend's message.
  */
-export type LockResult = [elapsed: number, error: undefined] | [elapsed: null, error: 'timeout' | 'locked' | (string & {})];
+export type LockResult =
+  [elapsed: number, error: undefined] | [elapsed: null, error: 'timeout' | 'locked' | (string & {})];
 
 /**
  * `unlock()` and `expire()`'s answer: `[true, undefined]`, or `[null, error]`
@@ -80,11 +81,17 @@ export class Lock<G = unknown> {
     options ??= {};
     this.#messages = messagesFrom(options.messages);
     const m = this.#messages;
-    if (backend === null || typeof backend !== 'object' || typeof backend.acquire !== 'function' || typeof backend.release !== 'function') {
+    if (
+      backend === null ||
+      typeof backend !== 'object' ||
+      typeof backend.acquire !== 'function' ||
+      typeof backend.release !== 'function'
+    ) {
       throw new TypeError(`koa-buffer: ${m.text('option_cache_lock')}`);
     }
     for (const name of Object.keys(options)) {
-      if (!(name in defaults) && name !== 'messages') throw new TypeError(`koa-buffer: ${m.text('lock_option_unknown', { name })}`);
+      if (!(name in defaults) && name !== 'messages')
+        throw new TypeError(`koa-buffer: ${m.text('lock_option_unknown', { name })}`);
     }
     const value = (name: NumericOption): number => {
       const given: unknown = options[name];
@@ -106,7 +113,9 @@ export class Lock<G = unknown> {
     }
     if (this.ratio < 1) throw new RangeError(`koa-buffer: ${m.text('lock_option_ratio', { value: this.ratio })}`);
     if (this.timeout > this.exptime) {
-      throw new RangeError(`koa-buffer: ${m.text('lock_timeout_exceeds_exptime', { timeout: this.timeout, exptime: this.exptime })}`);
+      throw new RangeError(
+        `koa-buffer: ${m.text('lock_timeout_exceeds_exptime', { timeout: this.timeout, exptime: this.exptime })}`,
+      );
     }
   }
 
@@ -185,9 +194,12 @@ export class Lock<G = unknown> {
   async expire(ttl?: number): Promise<UnlockResult> {
     if (ttl !== undefined) {
       if (typeof ttl !== 'number' || !Number.isFinite(ttl)) {
-        throw new TypeError(`koa-buffer: ${this.#messages.text('lock_option_number', { name: 'ttl', value: describe(ttl) })}`);
+        throw new TypeError(
+          `koa-buffer: ${this.#messages.text('lock_option_number', { name: 'ttl', value: describe(ttl) })}`,
+        );
       }
-      if (ttl <= 0) throw new RangeError(`koa-buffer: ${this.#messages.text('lock_option_positive', { name: 'ttl', value: ttl })}`);
+      if (ttl <= 0)
+        throw new RangeError(`koa-buffer: ${this.#messages.text('lock_option_positive', { name: 'ttl', value: ttl })}`);
     }
     const held = this.#held;
     if (held === undefined || held === 'pending') return [null, 'unlocked'];
@@ -210,7 +222,9 @@ export class Lock<G = unknown> {
   async #settle(call: () => ReleaseResult | Promise<ReleaseResult>): Promise<UnlockResult> {
     try {
       const [ok, error] = await call();
-      return ok ? [true, undefined] : [null, error ?? this.#messages.text('lock_backend_failed', { error: 'no reason given' })];
+      return ok
+        ? [true, undefined]
+        : [null, error ?? this.#messages.text('lock_backend_failed', { error: 'no reason given' })];
     } catch (thrown) {
       return [null, this.#messages.text('lock_backend_failed', { error: errorText(thrown) })];
     }

@@ -93,7 +93,8 @@ export class MemoryLock implements LockBackend<MemoryLockGuard> {
    */
   release(guard: MemoryLockGuard | null | undefined): ReleaseResult {
     if (guard === null || guard === undefined) return [true, undefined];
-    if (!(guard instanceof MemoryLockGuard) || guard.owner !== this) return [false, this.#messages.text('lock_guard_invalid')];
+    if (!(guard instanceof MemoryLockGuard) || guard.owner !== this)
+      return [false, this.#messages.text('lock_guard_invalid')];
     if (guard.released) return [true, undefined];
     guard.released = true;
     const held = this.#entries.get(guard.key);
@@ -111,7 +112,8 @@ export class MemoryLock implements LockBackend<MemoryLockGuard> {
    * @returns `[true, undefined]`, or `[false, message]` when the guard no longer owns the lock or `ttl` is bad
    */
   expire(guard: MemoryLockGuard, ttl: number): ReleaseResult {
-    if (!(guard instanceof MemoryLockGuard) || guard.owner !== this) return [false, this.#messages.text('lock_guard_invalid')];
+    if (!(guard instanceof MemoryLockGuard) || guard.owner !== this)
+      return [false, this.#messages.text('lock_guard_invalid')];
     if (!isTtl(ttl)) return [false, this.#messages.text('lock_ttl_invalid', { ttl: String(ttl) })];
     const held = this.#entries.get(guard.key);
     const now = performance.now();

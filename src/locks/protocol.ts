@@ -13,7 +13,8 @@
  * - `[null, undefined]` — another holder has it (busy), possibly this very process;
  * - `[null, message]` — the backend failed; `message` says why, in the words of the catalog.
  */
-export type AcquireResult<G> = [guard: G, error: undefined] | [guard: null, error: undefined] | [guard: null, error: string];
+export type AcquireResult<G> =
+  [guard: G, error: undefined] | [guard: null, error: undefined] | [guard: null, error: string];
 
 /**
  * What `release` and `expire` answer: `[true, undefined]` on success,

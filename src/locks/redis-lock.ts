@@ -142,7 +142,8 @@ export class RedisLock implements LockBackend<RedisLockGuard> {
    */
   async release(guard: RedisLockGuard | null | undefined): Promise<ReleaseResult> {
     if (guard === null || guard === undefined) return [true, undefined];
-    if (!(guard instanceof RedisLockGuard) || guard.owner !== this) return [false, this.#messages.text('lock_guard_invalid')];
+    if (!(guard instanceof RedisLockGuard) || guard.owner !== this)
+      return [false, this.#messages.text('lock_guard_invalid')];
     if (guard.released) return [true, undefined];
     try {
       const deleted = await this.#call((client) => client[releaseCommand]!(guard.key, guard.token));
@@ -159,11 +160,14 @@ export class RedisLock implements LockBackend<RedisLockGuard> {
    * @returns `[true, undefined]`, or `[false, message]` when the lock was lost, released, or Redis failed
    */
   async expire(guard: RedisLockGuard, ttl: number): Promise<ReleaseResult> {
-    if (!(guard instanceof RedisLockGuard) || guard.owner !== this) return [false, this.#messages.text('lock_guard_invalid')];
+    if (!(guard instanceof RedisLockGuard) || guard.owner !== this)
+      return [false, this.#messages.text('lock_guard_invalid')];
     if (!isTtl(ttl)) return [false, this.#messages.text('lock_ttl_invalid', { ttl: String(ttl) })];
     if (guard.released) return [false, this.#messages.text('redis_lock_lost', { key: guard.key })];
     try {
-      const extended = await this.#call((client) => client[expireCommand]!(guard.key, guard.token, String(milliseconds(ttl))));
+      const extended = await this.#call((client) =>
+        client[expireCommand]!(guard.key, guard.token, String(milliseconds(ttl))),
+      );
       return extended === 1 ? [true, undefined] : [false, this.#messages.text('redis_lock_lost', { key: guard.key })];
     } catch (error) {
       return [false, this.#messages.text('redis_expire_failed', { key: guard.key, error: this.#describe(error) })];
@@ -237,8 +241,10 @@ export class RedisLock implements LockBackend<RedisLockGuard> {
       client = source;
     }
     const scripted = client as ScriptClient;
-    if (typeof scripted[releaseCommand] !== 'function') client.defineCommand(releaseCommand, { numberOfKeys: 1, lua: releaseScript });
-    if (typeof scripted[expireCommand] !== 'function') client.defineCommand(expireCommand, { numberOfKeys: 1, lua: expireScript });
+    if (typeof scripted[releaseCommand] !== 'function')
+      client.defineCommand(releaseCommand, { numberOfKeys: 1, lua: releaseScript });
+    if (typeof scripted[expireCommand] !== 'function')
+      client.defineCommand(expireCommand, { numberOfKeys: 1, lua: expireScript });
     return scripted;
   }
 
@@ -292,7 +298,10 @@ function deadline<T>(promise: Promise<T>, ms: number): Promise<T> {
   if (ms <= 0) return Promise.reject(new Error('Redis did not answer in time'));
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => afterPendingIo(() => reject(new Error(`Redis did not answer within ${Math.round(ms)} ms`))), ms);
+    timer = setTimeout(
+      () => afterPendingIo(() => reject(new Error(`Redis did not answer within ${Math.round(ms)} ms`))),
+      ms,
+    );
   });
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }

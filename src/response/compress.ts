@@ -35,7 +35,11 @@ export function codingAvailable(coding: Coding): boolean {
 export const defaultLevels: Readonly<Record<Coding, number>> = { br: 4, zstd: 3, gzip: 6 };
 
 /** The levels each coding accepts. */
-export const levelRange: Readonly<Record<Coding, readonly [number, number]>> = { br: [0, 11], zstd: [1, 22], gzip: [0, 9] };
+export const levelRange: Readonly<Record<Coding, readonly [number, number]>> = {
+  br: [0, 11],
+  zstd: [1, 22],
+  gzip: [0, 9],
+};
 
 /**
  * The largest body, in bytes, compressed synchronously on the event loop.
@@ -74,7 +78,8 @@ const asyncChunk = 256 * 1024;
 function zlibAsync(body: Buffer, coding: 'br' | 'gzip', level: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const done = (error: Error | null, result: Buffer): void => (error ? reject(error) : resolve(result));
-    if (coding === 'br') zlib.brotliCompress(body, { ...brotliParams(level, body.length), chunkSize: asyncChunk }, done);
+    if (coding === 'br')
+      zlib.brotliCompress(body, { ...brotliParams(level, body.length), chunkSize: asyncChunk }, done);
     else zlib.gzip(body, { level, chunkSize: asyncChunk }, done);
   });
 }
@@ -119,7 +124,12 @@ async function zstdSliced(lib: ZstdBinding, body: Buffer, level: number): Promis
  * event loop, or `async` (threadpool for br and gzip, slices for zstd).
  * {@link compress} picks the mode; benches call this to compare them.
  */
-export async function compressIn(mode: 'sync' | 'async', body: Buffer, coding: Coding, level: number): Promise<Compressed> {
+export async function compressIn(
+  mode: 'sync' | 'async',
+  body: Buffer,
+  coding: Coding,
+  level: number,
+): Promise<Compressed> {
   const { bytes, mode: made } = await compressWith(mode, body, coding, level);
   return { bytes: exact(bytes), mode: made };
 }

@@ -19,8 +19,12 @@ export function parseIfNoneMatch(header: string): IfNoneMatch {
   const n = header.length;
   while (i < n) {
     const c = header.charCodeAt(i);
-    if (c === 0x20 || c === 0x09 || c === 0x2c) { i++; continue; } // space, tab, comma
-    if (c === 0x2a) { // '*'
+    if (c === 0x20 || c === 0x09 || c === 0x2c) {
+      i++;
+      continue;
+    } // space, tab, comma
+    if (c === 0x2a) {
+      // '*'
       const next = nextComma(header, i + 1);
       if (header.slice(i + 1, next).trim() === '') return '*';
       i = next;
@@ -28,7 +32,8 @@ export function parseIfNoneMatch(header: string): IfNoneMatch {
     }
     let start = i;
     if (header.startsWith('W/', i)) start = i + 2;
-    if (header.charCodeAt(start) === 0x22) { // '"': an opaque tag, commas allowed inside
+    if (header.charCodeAt(start) === 0x22) {
+      // '"': an opaque tag, commas allowed inside
       const close = header.indexOf('"', start + 1);
       if (close === -1) break; // unterminated: the rest is garbage
       tags.push(header.slice(start, close + 1));

@@ -83,7 +83,10 @@ function scan(paths: readonly string[], sources: MtimeSources): number {
  * @param sources - the template paths, the cache and the logger
  * @param script - the application script, `process.argv[1]` by default; null for none
  */
-export async function newestMtime(sources: MtimeSources, script: string | null = process.argv[1] ?? null): Promise<number | undefined> {
+export async function newestMtime(
+  sources: MtimeSources,
+  script: string | null = process.argv[1] ?? null,
+): Promise<number | undefined> {
   const ms = await newestMtimeMs(sources, script);
   return ms === undefined ? undefined : Math.floor(ms / 1000);
 }
@@ -93,7 +96,10 @@ export async function newestMtime(sources: MtimeSources, script: string | null =
  * cache compares it with an entry's creation time, where a whole second
  * would make an entry built just after an edit look older than the edit.
  */
-export async function newestMtimeMs(sources: MtimeSources, script: string | null = process.argv[1] ?? null): Promise<number | undefined> {
+export async function newestMtimeMs(
+  sources: MtimeSources,
+  script: string | null = process.argv[1] ?? null,
+): Promise<number | undefined> {
   const scriptMs = script === null ? -Infinity : newestUnder(script, sources);
   let templatesMs: number;
   const cache = sources.templateMtimeCache;
@@ -105,7 +111,9 @@ export async function newestMtimeMs(sources: MtimeSources, script: string | null
     try {
       cached = await cache.get(key);
     } catch (error) {
-      sources.logger.debug(sources.messages.text('log_mtime_cache_failed', { op: 'get', error: (error as Error).message }));
+      sources.logger.debug(
+        sources.messages.text('log_mtime_cache_failed', { op: 'get', error: (error as Error).message }),
+      );
     }
     if (typeof cached === 'number') {
       templatesMs = cached;
@@ -114,7 +122,9 @@ export async function newestMtimeMs(sources: MtimeSources, script: string | null
       try {
         await cache.set(key, templatesMs, sources.templateMtimeCacheDuration * 1000);
       } catch (error) {
-        sources.logger.debug(sources.messages.text('log_mtime_cache_failed', { op: 'set', error: (error as Error).message }));
+        sources.logger.debug(
+          sources.messages.text('log_mtime_cache_failed', { op: 'set', error: (error as Error).message }),
+        );
       }
     }
   }
@@ -148,12 +158,17 @@ const scans = new WeakMap<readonly string[], Map<MtimeCache | undefined, Scan>>(
  * @param script - the app script; `undefined` for the one node runs
  * @param now - the time, ms since the epoch (a caller that has read the clock already passes it)
  */
-export function recentNewestMtimeMs(sources: MtimeSources, script: string | null = process.argv[1] ?? null, now: number = Date.now()): number | undefined | Promise<number | undefined> {
+export function recentNewestMtimeMs(
+  sources: MtimeSources,
+  script: string | null = process.argv[1] ?? null,
+  now: number = Date.now(),
+): number | undefined | Promise<number | undefined> {
   let byCache = scans.get(sources.templatePaths);
   if (byCache === undefined) scans.set(sources.templatePaths, (byCache = new Map()));
   const known = byCache.get(sources.templateMtimeCache);
   // A clock set back reads the files again.
-  if (known !== undefined && known.script === script && now >= known.at && now - known.at < mtimeTrustMs) return known.newest;
+  if (known !== undefined && known.script === script && now >= known.at && now - known.at < mtimeTrustMs)
+    return known.newest;
   return newestMtimeMs(sources, script).then((newest) => {
     byCache.set(sources.templateMtimeCache, { newest, at: now, script });
     return newest;
@@ -176,7 +191,8 @@ function valueSeconds(value: unknown): number | 'scan' | undefined {
   return undefined;
 }
 
-const wholeSeconds = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : Math.floor(ms / 1000));
+const wholeSeconds = (ms: number | undefined): number | undefined =>
+  ms === undefined ? undefined : Math.floor(ms / 1000);
 
 /**
  * The Last-Modified of a response in seconds since the epoch, or undefined
@@ -185,7 +201,11 @@ const wholeSeconds = (ms: number | undefined): number | undefined => (ms === und
  * returns a function (or throws) counts as none. The scan is the trusted one
  * of {@link recentNewestMtimeMs}.
  */
-export function lastModifiedSeconds(option: unknown, ctx: Context, sources: MtimeSources): number | undefined | Promise<number | undefined> {
+export function lastModifiedSeconds(
+  option: unknown,
+  ctx: Context,
+  sources: MtimeSources,
+): number | undefined | Promise<number | undefined> {
   if (typeof option === 'function') return fromFunction(option as (ctx: Context) => unknown, ctx, sources);
   const seconds = valueSeconds(option);
   if (seconds !== 'scan') return seconds;
@@ -193,7 +213,11 @@ export function lastModifiedSeconds(option: unknown, ctx: Context, sources: Mtim
   return ms instanceof Promise ? ms.then(wholeSeconds) : wholeSeconds(ms);
 }
 
-async function fromFunction(option: (ctx: Context) => unknown, ctx: Context, sources: MtimeSources): Promise<number | undefined> {
+async function fromFunction(
+  option: (ctx: Context) => unknown,
+  ctx: Context,
+  sources: MtimeSources,
+): Promise<number | undefined> {
   let value: unknown;
   try {
     value = await option(ctx);

@@ -93,9 +93,7 @@ export class RepresentationMemo {
 
   /** @param maxSize - the byte budget; 0 turns the memo off */
   constructor(maxSize: number) {
-    this.#lru = maxSize > 0
-      ? new LRUCache<string, Entry>({ maxSize, sizeCalculation: sizeOf })
-      : undefined;
+    this.#lru = maxSize > 0 ? new LRUCache<string, Entry>({ maxSize, sizeCalculation: sizeOf }) : undefined;
   }
 
   /** False when the memo is off. */

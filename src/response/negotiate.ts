@@ -82,7 +82,11 @@ function decide(header: string | undefined, offered: readonly Coding[]): Negotia
   // listed (as negotiator does), so listing any coding at all means "rather
   // that than nothing", and the server order decides among equals.
   const identityQ = weights.get('identity') ?? star ?? weakestListed(weights);
-  if (best === undefined) return { coding: 'identity', reason: identityQ === 0 ? 'no acceptable coding; identity refused but sent anyway' : 'no acceptable coding' };
+  if (best === undefined)
+    return {
+      coding: 'identity',
+      reason: identityQ === 0 ? 'no acceptable coding; identity refused but sent anyway' : 'no acceptable coding',
+    };
   // The client prefers the plain body over every coding it accepts.
   if (identityQ > bestQ) return { coding: 'identity', reason: 'identity preferred by q-value' };
   return { coding: best };

@@ -42,13 +42,44 @@ interface Candidate {
 // Preference order from the measurement above.
 const candidates: Record<Kind, Candidate[]> = {
   script: [
-    { name: 'esbuild', load: async () => { const esbuild = await import('esbuild'); return async (code) => (await esbuild.transform(code, { loader: 'js', minify: true })).code; } },
-    { name: 'terser', load: async () => { const terser = await import('terser'); return async (code) => (await terser.minify(code, { compress: true, mangle: true })).code ?? code; } },
+    {
+      name: 'esbuild',
+      load: async () => {
+        const esbuild = await import('esbuild');
+        return async (code) => (await esbuild.transform(code, { loader: 'js', minify: true })).code;
+      },
+    },
+    {
+      name: 'terser',
+      load: async () => {
+        const terser = await import('terser');
+        return async (code) => (await terser.minify(code, { compress: true, mangle: true })).code ?? code;
+      },
+    },
   ],
   style: [
-    { name: 'lightningcss', load: async () => { const lightningcss = await import('lightningcss'); return async (code) => lightningcss.transform({ filename: 'inline.css', code: Buffer.from(code), minify: true }).code.toString(); } },
-    { name: 'esbuild', load: async () => { const esbuild = await import('esbuild'); return async (code) => (await esbuild.transform(code, { loader: 'css', minify: true })).code; } },
-    { name: 'csso', load: async () => { const csso = await import('csso'); return async (code) => csso.minify(code).css; } },
+    {
+      name: 'lightningcss',
+      load: async () => {
+        const lightningcss = await import('lightningcss');
+        return async (code) =>
+          lightningcss.transform({ filename: 'inline.css', code: Buffer.from(code), minify: true }).code.toString();
+      },
+    },
+    {
+      name: 'esbuild',
+      load: async () => {
+        const esbuild = await import('esbuild');
+        return async (code) => (await esbuild.transform(code, { loader: 'css', minify: true })).code;
+      },
+    },
+    {
+      name: 'csso',
+      load: async () => {
+        const csso = await import('csso');
+        return async (code) => csso.minify(code).css;
+      },
+    },
   ],
 };
 
@@ -74,7 +105,15 @@ function minifier(kind: Kind): Promise<Minify | undefined> {
   return pending;
 }
 
-const javascriptTypes = new Set(['', 'text/javascript', 'application/javascript', 'application/x-javascript', 'text/ecmascript', 'application/ecmascript', 'module']);
+const javascriptTypes = new Set([
+  '',
+  'text/javascript',
+  'application/javascript',
+  'application/x-javascript',
+  'text/ecmascript',
+  'application/ecmascript',
+  'module',
+]);
 
 /** The value of attribute `name` in an opening tag's attribute text, lowercased; '' when absent. */
 function attribute(attributes: string, name: string): string | undefined {
@@ -109,7 +148,9 @@ async function minifyBlock(kind: Kind, bytes: Buffer, settings: OptimiseSettings
   if (!minify) {
     if (!missingLogged.has(kind)) {
       missingLogged.add(kind);
-      settings.logger.info(settings.messages.text('log_minifier_missing', { name: candidates[kind].map((c) => c.name).join(' or ') }));
+      settings.logger.info(
+        settings.messages.text('log_minifier_missing', { name: candidates[kind].map((c) => c.name).join(' or ') }),
+      );
     }
     return undefined;
   }
@@ -120,7 +161,13 @@ async function minifyBlock(kind: Kind, bytes: Buffer, settings: OptimiseSettings
     const result = Buffer.from(out, 'utf8');
     return result.length < bytes.length ? result : undefined;
   } catch (error) {
-    if (settings.debug) settings.logger.debug(settings.messages.text('log_minify_failed', { kind: kind === 'script' ? 'JavaScript' : 'CSS', error: (error as Error).message?.split('\n')[0] }));
+    if (settings.debug)
+      settings.logger.debug(
+        settings.messages.text('log_minify_failed', {
+          kind: kind === 'script' ? 'JavaScript' : 'CSS',
+          error: (error as Error).message?.split('\n')[0],
+        }),
+      );
     return undefined;
   }
 }
@@ -154,7 +201,12 @@ async function minifyInline(html: Buffer, settings: OptimiseSettings): Promise<B
  * @returns the smaller of the optimised body and `body`
  */
 export async function optimiseHtml(body: Buffer, settings: OptimiseSettings): Promise<Buffer> {
-  let out = squashHtml(body, { level: settings.level, rewriteLinks: settings.rewriteLinks, host: settings.host, path: settings.path });
+  let out = squashHtml(body, {
+    level: settings.level,
+    rewriteLinks: settings.rewriteLinks,
+    host: settings.host,
+    path: settings.path,
+  });
   if (settings.level === 2) out = await minifyInline(out, settings);
   return out.length < body.length ? out : body;
 }

@@ -36,7 +36,9 @@ test('close() leaves a store object the application passed alone', async (t) => 
     get: (key) => map.get(key),
     set: (key, value) => map.set(key, value),
     delete: (key) => map.delete(key),
-    close: () => { closed += 1; },
+    close: () => {
+      closed += 1;
+    },
   };
   const middleware = buffer({ cache: store });
   await middleware.close();

@@ -22,14 +22,20 @@ function keyvSerialise(value: Buffer): string {
 }
 
 test('an entry survives encode then decode: status, times, headers (arrays, UTF-8) and body bytes', (t) => {
-  const original = entry({ status: 203, headers: { 'x-ünïcode': 'ça va — 日本語 🚀', 'set-cookie': ['a=1', 'b=2'], empty: '', list: [] } });
+  const original = entry({
+    status: 203,
+    headers: { 'x-ünïcode': 'ça va — 日本語 🚀', 'set-cookie': ['a=1', 'b=2'], empty: '', list: [] },
+  });
   const decoded = decodeEntry(encodeEntry(original));
   t.deepEqual(decoded, original, 'every field comes back equal');
   t.true(Buffer.isBuffer(decoded?.body), 'the body is a Buffer');
 });
 
 test('any headers, body, status and times round-trip (property, fixed seed)', (t) => {
-  const headerValue = fc.oneof(fc.string({ unit: 'binary' }), fc.array(fc.string({ unit: 'binary' }), { maxLength: 4 }));
+  const headerValue = fc.oneof(
+    fc.string({ unit: 'binary' }),
+    fc.array(fc.string({ unit: 'binary' }), { maxLength: 4 }),
+  );
   const arbitraryEntry = fc.record({
     status: fc.integer({ min: 100, max: 999 }),
     headers: fc.dictionary(fc.string({ unit: 'binary', maxLength: 20 }), headerValue, { maxKeys: 8 }),
@@ -47,7 +53,11 @@ test('any headers, body, status and times round-trip (property, fixed seed)', (t
 });
 
 test('an empty body and a 5 MiB body round-trip byte for byte', (t) => {
-  t.deepEqual(decodeEntry(encodeEntry(entry({ body: Buffer.alloc(0) })))?.body, Buffer.alloc(0), 'an empty body stays empty');
+  t.deepEqual(
+    decodeEntry(encodeEntry(entry({ body: Buffer.alloc(0) })))?.body,
+    Buffer.alloc(0),
+    'an empty body stays empty',
+  );
   const big = Buffer.alloc(5 * 1024 * 1024);
   for (let i = 0; i < big.length; i++) big[i] = (i * 2654435761) >>> 24;
   const decoded = decodeEntry(encodeEntry(entry({ body: big })));
@@ -66,26 +76,58 @@ test('a Uint8Array, an ArrayBuffer and a Buffer inside a larger pool decode alik
   const original = entry();
   const value = encodeEntry(original);
   t.deepEqual(decodeEntry(new Uint8Array(value)), original, 'a plain Uint8Array');
-  t.deepEqual(decodeEntry(value.buffer.slice(value.byteOffset, value.byteOffset + value.length)), original, 'an ArrayBuffer');
+  t.deepEqual(
+    decodeEntry(value.buffer.slice(value.byteOffset, value.byteOffset + value.length)),
+    original,
+    'an ArrayBuffer',
+  );
   const pool = Buffer.concat([Buffer.from('junk before'), value, Buffer.from('junk after')]);
   const view = new Uint8Array(pool.buffer, pool.byteOffset + 11, value.length);
   t.deepEqual(decodeEntry(view), original, 'a view at an offset of a larger buffer');
 });
 
-test('the shapes a JSON round trip gives a Buffer decode: {type, data} and Keyv\'s :base64: string', (t) => {
+test("the shapes a JSON round trip gives a Buffer decode: {type, data} and Keyv's :base64: string", (t) => {
   const original = entry();
   const value = encodeEntry(original);
-  t.deepEqual(decodeEntry(JSON.parse(JSON.stringify(value))), original, 'JSON.stringify(buffer) read back with JSON.parse');
-  t.deepEqual(decodeEntry(JSON.parse(keyvSerialise(value))), original, "Keyv's ':base64:' string read without its reviver");
+  t.deepEqual(
+    decodeEntry(JSON.parse(JSON.stringify(value))),
+    original,
+    'JSON.stringify(buffer) read back with JSON.parse',
+  );
+  t.deepEqual(
+    decodeEntry(JSON.parse(keyvSerialise(value))),
+    original,
+    "Keyv's ':base64:' string read without its reviver",
+  );
 });
 
 test('foreign values are a miss, never a throw', (t) => {
   const foreign: unknown[] = [
-    undefined, null, 0, 42, true, '', 'hello', ':base64:', ':base64:not base64!', Symbol('x'), () => 1,
-    {}, [], { type: 'Buffer' }, { type: 'Buffer', data: [1, 2, 'x'] }, { type: 'Buffer', data: [256] }, { type: 'Other', data: [] },
-    Buffer.alloc(0), Buffer.from('KBCE'), Buffer.alloc(64), new Map(), new Date(),
+    undefined,
+    null,
+    0,
+    42,
+    true,
+    '',
+    'hello',
+    ':base64:',
+    ':base64:not base64!',
+    Symbol('x'),
+    () => 1,
+    {},
+    [],
+    { type: 'Buffer' },
+    { type: 'Buffer', data: [1, 2, 'x'] },
+    { type: 'Buffer', data: [256] },
+    { type: 'Other', data: [] },
+    Buffer.alloc(0),
+    Buffer.from('KBCE'),
+    Buffer.alloc(64),
+    new Map(),
+    new Date(),
   ];
-  for (const value of foreign) t.is(decodeEntry(value), undefined, `${String(typeof value)} ${JSON.stringify(value) ?? ''} is not an entry`);
+  for (const value of foreign)
+    t.is(decodeEntry(value), undefined, `${String(typeof value)} ${JSON.stringify(value) ?? ''} is not an entry`);
 });
 
 test('a damaged value is a miss: wrong magic, future version, truncated, padded, bad header JSON, bad header types', (t) => {
@@ -116,22 +158,37 @@ test('a damaged value is a miss: wrong magic, future version, truncated, padded,
     return Buffer.concat([fixed, jsonBytes]);
   };
   t.truthy(decodeEntry(withHeaders('{"a":"b","c":["d"]}')), 'the hand-made control value decodes');
-  cases.push(['headers an array', withHeaders('["a"]')], ['headers null', withHeaders('null')], ['a number header', withHeaders('{"content-length":5}')]);
-  cases.push(['an array holding a number', withHeaders('{"link":["a",1]}')], ['a nested object', withHeaders('{"a":{"b":"c"}}')]);
+  cases.push(
+    ['headers an array', withHeaders('["a"]')],
+    ['headers null', withHeaders('null')],
+    ['a number header', withHeaders('{"content-length":5}')],
+  );
+  cases.push(
+    ['an array holding a number', withHeaders('{"link":["a",1]}')],
+    ['a nested object', withHeaders('{"a":{"b":"c"}}')],
+  );
   for (const [what, value] of cases) t.is(decodeEntry(value), undefined, `${what} reads as a miss`);
 });
 
 test('random bytes and random mutations of a good value never throw (property, fixed seed)', (t) => {
   const good = encodeEntry(entry());
   fc.assert(
-    fc.property(fc.uint8Array({ maxLength: 200 }), fc.nat(), fc.integer({ min: 0, max: 255 }), (random, position, byte) => {
-      decodeEntry(random);
-      const mutated = Buffer.from(good);
-      mutated[position % mutated.length] = byte;
-      const decoded = decodeEntry(mutated);
-      // A mutation inside the body or a header string may still decode; it must then be a well-formed entry.
-      if (decoded) t.true(Buffer.isBuffer(decoded.body) && typeof decoded.headers === 'object' && Number.isFinite(decoded.expires));
-    }),
+    fc.property(
+      fc.uint8Array({ maxLength: 200 }),
+      fc.nat(),
+      fc.integer({ min: 0, max: 255 }),
+      (random, position, byte) => {
+        decodeEntry(random);
+        const mutated = Buffer.from(good);
+        mutated[position % mutated.length] = byte;
+        const decoded = decodeEntry(mutated);
+        // A mutation inside the body or a header string may still decode; it must then be a well-formed entry.
+        if (decoded)
+          t.true(
+            Buffer.isBuffer(decoded.body) && typeof decoded.headers === 'object' && Number.isFinite(decoded.expires),
+          );
+      },
+    ),
     { seed: 77, numRuns: 1000 },
   );
   t.pass();
@@ -149,15 +206,30 @@ test('encodeEntry refuses a bad entry with an error naming the field', (t) => {
   t.throws(() => encodeEntry(entry({ status: 99 })), { instanceOf: RangeError, message: /status.*got number 99/ });
   t.throws(() => encodeEntry(entry({ status: 200.5 })), { instanceOf: RangeError, message: /status/ });
   t.throws(() => encodeEntry(entry({ created: Number.NaN })), { instanceOf: TypeError, message: /created/ });
-  t.throws(() => encodeEntry(entry({ expires: Number.POSITIVE_INFINITY })), { instanceOf: TypeError, message: /expires/ });
-  t.throws(() => encodeEntry(entry({ body: 'text' as unknown as Buffer })), { instanceOf: TypeError, message: /body must be a Buffer, got the string "text"/ });
+  t.throws(() => encodeEntry(entry({ expires: Number.POSITIVE_INFINITY })), {
+    instanceOf: TypeError,
+    message: /expires/,
+  });
+  t.throws(() => encodeEntry(entry({ body: 'text' as unknown as Buffer })), {
+    instanceOf: TypeError,
+    message: /body must be a Buffer, got the string "text"/,
+  });
   t.throws(() => encodeEntry(entry({ headers: { 'content-length': 5 } as unknown as Record<string, string> })), {
     instanceOf: TypeError,
     message: /header 'content-length' must be a string or an array of strings, got number 5/,
   });
-  t.throws(() => encodeEntry(entry({ headers: { link: ['a', 2] } as unknown as Record<string, string[]> })), { instanceOf: TypeError, message: /header 'link'/ });
-  t.throws(() => encodeEntry(entry({ headers: null as unknown as Record<string, string> })), { instanceOf: TypeError, message: /headers must be an object, got null/ });
-  t.throws(() => encodeEntry(null as unknown as CacheEntry), { instanceOf: TypeError, message: /entry must be an object/ });
+  t.throws(() => encodeEntry(entry({ headers: { link: ['a', 2] } as unknown as Record<string, string[]> })), {
+    instanceOf: TypeError,
+    message: /header 'link'/,
+  });
+  t.throws(() => encodeEntry(entry({ headers: null as unknown as Record<string, string> })), {
+    instanceOf: TypeError,
+    message: /headers must be an object, got null/,
+  });
+  t.throws(() => encodeEntry(null as unknown as CacheEntry), {
+    instanceOf: TypeError,
+    message: /entry must be an object/,
+  });
 });
 
 test('a Uint8Array body is accepted and comes back as a Buffer', (t) => {
@@ -166,7 +238,7 @@ test('a Uint8Array body is accepted and comes back as a Buffer', (t) => {
   t.deepEqual([...decoded!.body], [1, 2, 3]);
 });
 
-test('freshness follows the entry\'s own expiry, whatever the store did', (t) => {
+test("freshness follows the entry's own expiry, whatever the store did", (t) => {
   const e = entry({ expires: now + 1000 });
   t.true(isFresh(e, now), 'fresh when built');
   t.true(isFresh(e, now + 999), 'fresh a millisecond before expiry');

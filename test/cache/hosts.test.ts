@@ -11,32 +11,54 @@ import { rawRequest, type RawResponse } from '../helpers/serve.ts';
 /** Every host answers for one site name. */
 const get = (port: number): Promise<RawResponse> => rawRequest(port, '/report', { headers: { host: 'site.example' } });
 
-redisTest('three hosts sharing a Redis cache and a RedisLock build a cold page once for 45 concurrent requests', async (t) => {
-  const redis = await useRedis(t);
-  const dir = tempDir(t, 'kb-hosts-');
-  const runsFile = join(dir, 'runs');
-  const hosts = await startWorkers(t, 3, { cache: redis.url, redisLock: redis.url, lockTtl: 30, delayMs: 300, hold: true, runsFile });
-  const pending = Promise.all(Array.from({ length: 45 }, (_, i) => get(hosts[i % 3]!.port)));
-  await untilWaiting(hosts, 44);
-  release(hosts);
-  const responses = await pending;
-  t.is(runs(runsFile).length, 1, 'one build in total');
-  for (const response of responses) t.is(response.status, 200);
-  t.is(new Set(responses.map((r) => r.body.toString())).size, 1, 'one page for all');
-  const statuses = responses.map((r) => r.headers['cache-status']);
-  t.is(statuses.filter((s) => s === 'koa-buffer; fwd=miss; stored').length, 1);
-  t.is(statuses.filter((s) => s === 'koa-buffer; fwd=miss; collapsed').length, 44);
-  t.deepEqual(logLines(hosts, 'error'), [], 'nothing went wrong');
-  t.is((await get(hosts[2]!.port)).headers['x-cache'], 'HIT');
-});
+redisTest(
+  'three hosts sharing a Redis cache and a RedisLock build a cold page once for 45 concurrent requests',
+  async (t) => {
+    const redis = await useRedis(t);
+    const dir = tempDir(t, 'kb-hosts-');
+    const runsFile = join(dir, 'runs');
+    const hosts = await startWorkers(t, 3, {
+      cache: redis.url,
+      redisLock: redis.url,
+      lockTtl: 30,
+      delayMs: 300,
+      hold: true,
+      runsFile,
+    });
+    const pending = Promise.all(Array.from({ length: 45 }, (_, i) => get(hosts[i % 3]!.port)));
+    await untilWaiting(hosts, 44);
+    release(hosts);
+    const responses = await pending;
+    t.is(runs(runsFile).length, 1, 'one build in total');
+    for (const response of responses) t.is(response.status, 200);
+    t.is(new Set(responses.map((r) => r.body.toString())).size, 1, 'one page for all');
+    const statuses = responses.map((r) => r.headers['cache-status']);
+    t.is(statuses.filter((s) => s === 'koa-buffer; fwd=miss; stored').length, 1);
+    t.is(statuses.filter((s) => s === 'koa-buffer; fwd=miss; collapsed').length, 44);
+    t.deepEqual(logLines(hosts, 'error'), [], 'nothing went wrong');
+    t.is((await get(hosts[2]!.port)).headers['x-cache'], 'HIT');
+  },
+);
 
 redisRestartTest('Redis killed mid-flight: every request still gets an answer, and the log says why', async (t) => {
   const redis = await useRedis(t);
   const dir = tempDir(t, 'kb-hosts-');
   const runsFile = join(dir, 'runs');
-  const hosts = await startWorkers(t, 3, { cache: redis.url, redisLock: redis.url, lockTtl: 30, delayMs: 0, hold: true, cacheLockTimeout: 8, runsFile });
+  const hosts = await startWorkers(t, 3, {
+    cache: redis.url,
+    redisLock: redis.url,
+    lockTtl: 30,
+    delayMs: 0,
+    hold: true,
+    cacheLockTimeout: 8,
+    runsFile,
+  });
   const pending = Array.from({ length: 30 }, (_, i) => ({ host: i % 3, answer: get(hosts[i % 3]!.port) }));
-  const builder = await Promise.race(hosts.map((h, index) => h.child.waitForJson<{ building?: number }>((m) => m.building !== undefined).then(() => index)));
+  const builder = await Promise.race(
+    hosts.map((h, index) =>
+      h.child.waitForJson<{ building?: number }>((m) => m.building !== undefined).then(() => index),
+    ),
+  );
   await untilWaiting(hosts, 29);
   await redis.stop();
   release(hosts); // the build ends with Redis gone
@@ -48,13 +70,30 @@ redisRestartTest('Redis killed mid-flight: every request still gets an answer, a
       t.is(response.status, 200, "the builder's own process answers from the build itself");
     } else {
       t.true(response.status === 503 || response.status === 200, `a watcher answers (${response.status})`);
-      if (response.status === 503) t.is(response.headers['cache-status'], 'koa-buffer; fwd=miss; collapsed; detail=LOCK-ERROR');
+      if (response.status === 503)
+        t.is(response.headers['cache-status'], 'koa-buffer; fwd=miss; collapsed; detail=LOCK-ERROR');
     }
   }
   const errors = logLines(hosts, 'error');
-  t.log(answers.map((a) => `${a.host}${a.host === builder ? '(builder)' : ''} ${a.response.status} ${a.response.headers['cache-status']}`).sort().join('\n'));
-  t.true(errors.some((m) => /^cache set buffer:[0-9a-f]{32} failed: /.test(m)), `the builder says its page could not be stored:\n${errors.join('\n')}`);
-  t.true(errors.some((m) => /^lock for buffer:[0-9a-f]{32} failed while waiting for another process: Redis lock .* failed: /.test(m)), 'the watchers say the lock failed');
+  t.log(
+    answers
+      .map(
+        (a) =>
+          `${a.host}${a.host === builder ? '(builder)' : ''} ${a.response.status} ${a.response.headers['cache-status']}`,
+      )
+      .sort()
+      .join('\n'),
+  );
+  t.true(
+    errors.some((m) => /^cache set buffer:[0-9a-f]{32} failed: /.test(m)),
+    `the builder says its page could not be stored:\n${errors.join('\n')}`,
+  );
+  t.true(
+    errors.some((m) =>
+      /^lock for buffer:[0-9a-f]{32} failed while waiting for another process: Redis lock .* failed: /.test(m),
+    ),
+    'the watchers say the lock failed',
+  );
 
   // With Redis still down, a new request bypasses the cache and is built.
   const later = await get(hosts[0]!.port);

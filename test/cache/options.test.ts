@@ -35,12 +35,21 @@ test('cacheStoreTimeout must be a positive number of seconds; undefined means th
     t.is(error?.key, 'option_cache_store_timeout', `${String(value)} is refused`);
     t.is(error?.message, 'koa-buffer: cacheStoreTimeout must be a positive number of seconds');
   }
-  for (const value of [0.05, 1, 30, undefined, null]) t.is(problem({ cacheStoreTimeout: value }), undefined, `${String(value)} is accepted`);
+  for (const value of [0.05, 1, 30, undefined, null])
+    t.is(problem({ cacheStoreTimeout: value }), undefined, `${String(value)} is accepted`);
 });
 
 test('cacheStoreTimeout is checked at its place in ASCII order', (t) => {
-  t.is(problem({ cacheStoreTimeout: 0, cacheSingleFlight: 'yes' })?.key, 'option_flag', 'cacheSingleFlight < cacheStoreTimeout');
-  t.is(problem({ cacheStoreTimeout: 0, cacheWaitFailure: 'never' })?.key, 'option_cache_store_timeout', 'cacheStoreTimeout < cacheWaitFailure');
+  t.is(
+    problem({ cacheStoreTimeout: 0, cacheSingleFlight: 'yes' })?.key,
+    'option_flag',
+    'cacheSingleFlight < cacheStoreTimeout',
+  );
+  t.is(
+    problem({ cacheStoreTimeout: 0, cacheWaitFailure: 'never' })?.key,
+    'option_cache_store_timeout',
+    'cacheStoreTimeout < cacheWaitFailure',
+  );
 });
 
 test('cacheLock and cacheLockDir cannot be combined', (t) => {
@@ -48,12 +57,16 @@ test('cacheLock and cacheLockDir cannot be combined', (t) => {
   t.is(problem({ cacheLock: lock, cacheLockDir: '/tmp/kb-never-made' })?.key, 'lock_options_combined');
 });
 
-test("a RedisLock whose ttl does not exceed cacheLockTimeout is refused, naming both", (t) => {
+test('a RedisLock whose ttl does not exceed cacheLockTimeout is refused, naming both', (t) => {
   const short = new RedisLock({ redis: 'redis://127.0.0.1:1', ttl: 5 });
   const error = problem({ cacheLock: short, cacheLockTimeout: 5 });
   t.is(error?.key, 'lock_ttl_too_short');
   t.is(error?.message, "koa-buffer: the cacheLock's ttl (5 s) must be longer than cacheLockTimeout (5 s)");
-  t.is(problem({ cacheLock: new RedisLock({ redis: 'redis://127.0.0.1:1', ttl: 8 }) })?.key, 'lock_ttl_too_short', 'against the default of 10 s');
+  t.is(
+    problem({ cacheLock: new RedisLock({ redis: 'redis://127.0.0.1:1', ttl: 8 }) })?.key,
+    'lock_ttl_too_short',
+    'against the default of 10 s',
+  );
   t.is(problem({ cacheLock: new RedisLock({ redis: 'redis://127.0.0.1:1', ttl: 11 }) }), undefined);
 });
 
@@ -70,7 +83,12 @@ test('a cacheLockDir that cannot be created throws lock_dir_create_failed from b
   const error = problem({ cacheLockDir: join(file, 'locks') });
   t.is(error?.key, 'lock_dir_create_failed');
   t.is(error?.message, `koa-buffer: cannot create cacheLockDir '${join(file, 'locks')}': Not a directory`);
-  t.is(problem({ cacheLockDir: join(file, 'locks'), messages: { lock_dir_create_failed: 'kein Verzeichnis: %{dir}' } })?.message, `koa-buffer: kein Verzeichnis: ${join(file, 'locks')}`, 'worded by the messages option');
+  t.is(
+    problem({ cacheLockDir: join(file, 'locks'), messages: { lock_dir_create_failed: 'kein Verzeichnis: %{dir}' } })
+      ?.message,
+    `koa-buffer: kein Verzeichnis: ${join(file, 'locks')}`,
+    'worded by the messages option',
+  );
 });
 
 test('a cacheLockDir this process cannot write to throws lock_dir_not_writable from buffer()', async (t) => {
@@ -83,7 +101,9 @@ test('a cacheLockDir this process cannot write to throws lock_dir_not_writable f
     chmodSync(dir, 0o755);
     const child = fixture('cache-lock-dir-child.ts');
     const asNobody = { uid: 65534, gid: 65534, env: { ...process.env, HOME: tmpdir() } };
-    if (spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(child)})`], asNobody).status !== 0) {
+    if (
+      spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(child)})`], asNobody).status !== 0
+    ) {
       t.log('skipped: nobody cannot read this checkout');
       t.pass();
       return;

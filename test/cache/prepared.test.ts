@@ -18,23 +18,36 @@ function seen(response: RawResponse): unknown {
     .filter(([name]) => !/^(date|cache-status)$/i.test(name))
     .map(([name, value]) => `${name.toLowerCase()}: ${value}`)
     .sort();
-  return { status: response.status, headers, body: response.body.toString('base64'), cacheStatus: response.headers['cache-status']?.replace(/ttl=\d+/, 'ttl=N') };
+  return {
+    status: response.status,
+    headers,
+    body: response.body.toString('base64'),
+    cacheStatus: response.headers['cache-status']?.replace(/ttl=\d+/, 'ttl=N'),
+  };
 }
 
 test('repeated hits get byte for byte what the pipeline answered the first time, for every Accept-Encoding', async (t) => {
   let runs = 0;
-  const server = await serve(t, [buffer({ cache: true, optimiseContent: 1 }), async (ctx) => {
-    if (await ctx.bufferIsCached()) return;
-    runs++;
-    ctx.set('X-Page', 'report');
-    ctx.type = 'html';
-    ctx.body = page;
-  }]);
+  const server = await serve(t, [
+    buffer({ cache: true, optimiseContent: 1 }),
+    async (ctx) => {
+      if (await ctx.bufferIsCached()) return;
+      runs++;
+      ctx.set('X-Page', 'report');
+      ctx.type = 'html';
+      ctx.body = page;
+    },
+  ]);
   await server.request('/');
   for (const encodings of ['br', 'gzip', 'zstd', 'gzip;q=0.5, br;q=0.1', 'identity', '']) {
     const headers: Record<string, string> = encodings === '' ? {} : { 'accept-encoding': encodings };
     const first = await server.request('/', { headers });
-    for (let i = 0; i < 3; i++) t.deepEqual(seen(await server.request('/', { headers })), seen(first), `${encodings || 'no Accept-Encoding'}: hit ${i + 2} is hit 1`);
+    for (let i = 0; i < 3; i++)
+      t.deepEqual(
+        seen(await server.request('/', { headers })),
+        seen(first),
+        `${encodings || 'no Accept-Encoding'}: hit ${i + 2} is hit 1`,
+      );
     t.is(first.headers['x-cache'], 'HIT');
     t.true(decode(first).length > 0);
   }
@@ -51,11 +64,15 @@ test('an inner middleware that changes a replayed response on its way out sends 
     await next();
     if (wrap && Buffer.isBuffer(ctx.body)) ctx.body = `<!doctype html><main>${ctx.body.toString()}</main>`;
   };
-  const server = await serve(t, [buffer({ cache: true }), layout, async (ctx) => {
-    if (await ctx.bufferIsCached()) return;
-    ctx.type = 'html';
-    ctx.body = page;
-  }]);
+  const server = await serve(t, [
+    buffer({ cache: true }),
+    layout,
+    async (ctx) => {
+      if (await ctx.bufferIsCached()) return;
+      ctx.type = 'html';
+      ctx.body = page;
+    },
+  ]);
   const headers = { 'accept-encoding': 'gzip' };
   await server.request('/', { headers });
   const plain = await server.request('/', { headers });
@@ -69,13 +86,16 @@ test('an inner middleware that changes a replayed response on its way out sends 
 
 test('ctx.state.buffer set after a hit is honoured, prepared answer or not', async (t) => {
   let off = false;
-  const server = await serve(t, [buffer({ cache: true }), async (ctx) => {
-    const cached = await ctx.bufferIsCached();
-    if (off) ctx.state.buffer = { compressContent: false };
-    if (cached) return;
-    ctx.type = 'html';
-    ctx.body = page;
-  }]);
+  const server = await serve(t, [
+    buffer({ cache: true }),
+    async (ctx) => {
+      const cached = await ctx.bufferIsCached();
+      if (off) ctx.state.buffer = { compressContent: false };
+      if (cached) return;
+      ctx.type = 'html';
+      ctx.body = page;
+    },
+  ]);
   const headers = { 'accept-encoding': 'br' };
   await server.request('/', { headers });
   await server.request('/', { headers });
@@ -88,14 +108,18 @@ test('ctx.state.buffer set after a hit is honoured, prepared answer or not', asy
 
 test('a conditional request for a prepared hit still gets its 304, and an outer header is not remembered', async (t) => {
   let requestId = 0;
-  const server = await serve(t, [async (ctx: Context, next: Next) => {
-    ctx.set('X-Request-Id', String(++requestId));
-    await next();
-  }, buffer({ cache: true }), async (ctx) => {
-    if (await ctx.bufferIsCached()) return;
-    ctx.type = 'html';
-    ctx.body = page;
-  }]);
+  const server = await serve(t, [
+    async (ctx: Context, next: Next) => {
+      ctx.set('X-Request-Id', String(++requestId));
+      await next();
+    },
+    buffer({ cache: true }),
+    async (ctx) => {
+      if (await ctx.bufferIsCached()) return;
+      ctx.type = 'html';
+      ctx.body = page;
+    },
+  ]);
   const headers = { 'accept-encoding': 'br' };
   await server.request('/', { headers });
   const hit = await server.request('/', { headers });
@@ -111,14 +135,18 @@ test('a conditional request for a prepared hit still gets its 304, and an outer 
 test('a header an outer middleware sets per request does not keep a hit from its prepared answer, and stays its own', async (t) => {
   const logger = recordingLogger();
   let requestId = 0;
-  const server = await serve(t, [async (ctx: Context, next: Next) => {
-    ctx.set('X-Request-Id', String(++requestId));
-    await next();
-  }, buffer({ cache: true, logger }), async (ctx) => {
-    if (await ctx.bufferIsCached()) return;
-    ctx.type = 'html';
-    ctx.body = page;
-  }]);
+  const server = await serve(t, [
+    async (ctx: Context, next: Next) => {
+      ctx.set('X-Request-Id', String(++requestId));
+      await next();
+    },
+    buffer({ cache: true, logger }),
+    async (ctx) => {
+      if (await ctx.bufferIsCached()) return;
+      ctx.type = 'html';
+      ctx.body = page;
+    },
+  ]);
   const headers = { 'accept-encoding': 'gzip' };
   await server.request('/', { headers }); // the build
   const first = await server.request('/', { headers }); // the first hit: through the pipeline, recorded
@@ -140,7 +168,9 @@ test('a Koa whose response keeps its body elsewhere gets prepared hits through i
   const app = new Koa();
   const koaBody = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(app.response), 'body')!;
   Object.defineProperty(app.response, 'body', {
-    get(this: { kept?: unknown }) { return this.kept; },
+    get(this: { kept?: unknown }) {
+      return this.kept;
+    },
     set(this: { kept?: unknown; _body?: unknown }, value: unknown) {
       koaBody.set!.call(this, value);
       this.kept = value;
@@ -159,7 +189,8 @@ test('a Koa whose response keeps its body elsewhere gets prepared hits through i
   const headers = { 'accept-encoding': 'br' };
   await server.request('/', { headers });
   const first = await server.request('/', { headers });
-  for (let i = 0; i < 3; i++) t.deepEqual(seen(await server.request('/', { headers })), seen(first), `hit ${i + 2} is hit 1`);
+  for (let i = 0; i < 3; i++)
+    t.deepEqual(seen(await server.request('/', { headers })), seen(first), `hit ${i + 2} is hit 1`);
   t.is(decode(first).toString(), page);
   t.is(Number(first.headers['content-length']), first.body.length);
   t.is(runs, 1);

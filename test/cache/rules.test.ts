@@ -28,18 +28,25 @@ interface Site {
 }
 
 /** A cached route whose action is `action` (a default HTML page), counting its runs. */
-async function site(t: ExecutionContext, options: BufferOptions = {}, action: (ctx: Context) => void = (ctx) => {
-  ctx.type = 'html';
-  ctx.body = page;
-}): Promise<Site> {
+async function site(
+  t: ExecutionContext,
+  options: BufferOptions = {},
+  action: (ctx: Context) => void = (ctx) => {
+    ctx.type = 'html';
+    ctx.body = page;
+  },
+): Promise<Site> {
   let runs = 0;
   const store = new Map<string, unknown>();
   const log = recordingLogger();
-  const server = await serve(t, [buffer({ cache: store, varyBy: [], logger: log, ...options }), async (ctx) => {
-    if (await ctx.bufferIsCached()) return;
-    runs++;
-    action(ctx);
-  }]);
+  const server = await serve(t, [
+    buffer({ cache: store, varyBy: [], logger: log, ...options }),
+    async (ctx) => {
+      if (await ctx.bufferIsCached()) return;
+      runs++;
+      action(ctx);
+    },
+  ]);
   return { server, runs: () => runs, store, log };
 }
 
@@ -88,7 +95,11 @@ for (const variable of ['NO_CACHE', 'NO_STORE']) {
     t.is(response.headers['cache-status'], `koa-buffer; fwd=bypass; detail=${variable}`);
     delete process.env[variable];
     await sleep(envTrustMs + 50);
-    t.is((await server.request('/')).headers['cache-status'], 'koa-buffer; fwd=miss; stored', 'unset, the cache is used again');
+    t.is(
+      (await server.request('/')).headers['cache-status'],
+      'koa-buffer; fwd=miss; stored',
+      'unset, the cache is used again',
+    );
     t.is(runs(), 2);
     t.is(store.size, 1);
   });
@@ -96,11 +107,14 @@ for (const variable of ['NO_CACHE', 'NO_STORE']) {
 
 test('ctx.state.buffer = 0 leaves the response alone: false, and no cache headers', async (t) => {
   const answers: boolean[] = [];
-  const server = await serve(t, [buffer({ cache: true }), async (ctx) => {
-    ctx.state.buffer = 0;
-    answers.push(await ctx.bufferIsCached());
-    ctx.body = page;
-  }]);
+  const server = await serve(t, [
+    buffer({ cache: true }),
+    async (ctx) => {
+      ctx.state.buffer = 0;
+      answers.push(await ctx.bufferIsCached());
+      ctx.body = page;
+    },
+  ]);
   const response = await server.request('/');
   t.deepEqual(answers, [false]);
   t.is(response.headers['cache-status'], undefined);
@@ -108,20 +122,36 @@ test('ctx.state.buffer = 0 leaves the response alone: false, and no cache header
 });
 
 test('no cache, or ctx.state.buffer {cache: undefined}, bypasses with CACHE-OFF', async (t) => {
-  const none = await serve(t, [buffer(), async (ctx) => {
-    if (!(await ctx.bufferIsCached())) ctx.body = 'built';
-  }]);
+  const none = await serve(t, [
+    buffer(),
+    async (ctx) => {
+      if (!(await ctx.bufferIsCached())) ctx.body = 'built';
+    },
+  ]);
   t.is((await none.request('/')).headers['cache-status'], 'koa-buffer; fwd=bypass; detail=CACHE-OFF');
-  const off = await serve(t, [buffer({ cache: true }), async (ctx) => {
-    ctx.state.buffer = { cache: undefined };
-    if (!(await ctx.bufferIsCached())) ctx.body = 'built';
-  }]);
+  const off = await serve(t, [
+    buffer({ cache: true }),
+    async (ctx) => {
+      ctx.state.buffer = { cache: undefined };
+      if (!(await ctx.bufferIsCached())) ctx.body = 'built';
+    },
+  ]);
   t.is((await off.request('/')).headers['cache-status'], 'koa-buffer; fwd=bypass; detail=CACHE-OFF');
-  t.is((await off.request('/')).headers['cache-status'], 'koa-buffer; fwd=bypass; detail=CACHE-OFF', 'nothing was stored');
+  t.is(
+    (await off.request('/')).headers['cache-status'],
+    'koa-buffer; fwd=bypass; detail=CACHE-OFF',
+    'nothing was stored',
+  );
 });
 
 test('a store whose get throws costs one log line per request and the action runs', async (t) => {
-  const store: CacheStore = { get: () => { throw new Error('disk on fire'); }, set: () => true, delete: () => true };
+  const store: CacheStore = {
+    get: () => {
+      throw new Error('disk on fire');
+    },
+    set: () => true,
+    delete: () => true,
+  };
   const log = recordingLogger();
   const { server, runs } = await site(t, { cache: store, logger: log });
   const response = await server.request('/');
@@ -148,17 +178,103 @@ test('a store whose get hangs is a bypass after cacheStoreTimeout, never a hung 
 // --- storing ------------------------------------------------------------------
 
 const unstorable: Array<[string, (ctx: Context) => void, string, BufferOptions?]> = [
-  ['a 404', (ctx) => { ctx.status = 404; ctx.type = 'html'; ctx.body = page; }, 'STATUS'],
-  ['a 201', (ctx) => { ctx.status = 201; ctx.type = 'html'; ctx.body = page; }, 'STATUS'],
-  ['Set-Cookie', (ctx) => { ctx.set('Set-Cookie', 'a=1'); ctx.type = 'html'; ctx.body = page; }, 'SET-COOKIE'],
-  ['Cache-Control: no-store', (ctx) => { ctx.set('Cache-Control', 'public, no-store'); ctx.type = 'html'; ctx.body = page; }, 'NO-STORE'],
-  ['Cache-Control: private', (ctx) => { ctx.set('Cache-Control', 'Private'); ctx.type = 'html'; ctx.body = page; }, 'PRIVATE'],
-  ['Cache-Control: private="set-cookie"', (ctx) => { ctx.set('Cache-Control', 'max-age=60, private="set-cookie"'); ctx.type = 'html'; ctx.body = page; }, 'PRIVATE'],
-  ['Vary on a header outside varyBy', (ctx) => { ctx.vary('Accept-Language'); ctx.type = 'html'; ctx.body = page; }, 'VARY'],
-  ['Vary: *', (ctx) => { ctx.set('Vary', '*'); ctx.type = 'html'; ctx.body = page; }, 'VARY'],
-  ['a body over cacheMaxSize', (ctx) => { ctx.type = 'html'; ctx.body = page; }, 'TOO-LARGE', { cacheMaxSize: 1000 }],
-  ['a stream body', (ctx) => { ctx.type = 'html'; ctx.body = Readable.from([page]); }, 'NOT-BUFFERED'],
-  ['an empty body', (ctx) => { ctx.status = 200; ctx.body = ''; }, 'NOT-BUFFERED'],
+  [
+    'a 404',
+    (ctx) => {
+      ctx.status = 404;
+      ctx.type = 'html';
+      ctx.body = page;
+    },
+    'STATUS',
+  ],
+  [
+    'a 201',
+    (ctx) => {
+      ctx.status = 201;
+      ctx.type = 'html';
+      ctx.body = page;
+    },
+    'STATUS',
+  ],
+  [
+    'Set-Cookie',
+    (ctx) => {
+      ctx.set('Set-Cookie', 'a=1');
+      ctx.type = 'html';
+      ctx.body = page;
+    },
+    'SET-COOKIE',
+  ],
+  [
+    'Cache-Control: no-store',
+    (ctx) => {
+      ctx.set('Cache-Control', 'public, no-store');
+      ctx.type = 'html';
+      ctx.body = page;
+    },
+    'NO-STORE',
+  ],
+  [
+    'Cache-Control: private',
+    (ctx) => {
+      ctx.set('Cache-Control', 'Private');
+      ctx.type = 'html';
+      ctx.body = page;
+    },
+    'PRIVATE',
+  ],
+  [
+    'Cache-Control: private="set-cookie"',
+    (ctx) => {
+      ctx.set('Cache-Control', 'max-age=60, private="set-cookie"');
+      ctx.type = 'html';
+      ctx.body = page;
+    },
+    'PRIVATE',
+  ],
+  [
+    'Vary on a header outside varyBy',
+    (ctx) => {
+      ctx.vary('Accept-Language');
+      ctx.type = 'html';
+      ctx.body = page;
+    },
+    'VARY',
+  ],
+  [
+    'Vary: *',
+    (ctx) => {
+      ctx.set('Vary', '*');
+      ctx.type = 'html';
+      ctx.body = page;
+    },
+    'VARY',
+  ],
+  [
+    'a body over cacheMaxSize',
+    (ctx) => {
+      ctx.type = 'html';
+      ctx.body = page;
+    },
+    'TOO-LARGE',
+    { cacheMaxSize: 1000 },
+  ],
+  [
+    'a stream body',
+    (ctx) => {
+      ctx.type = 'html';
+      ctx.body = Readable.from([page]);
+    },
+    'NOT-BUFFERED',
+  ],
+  [
+    'an empty body',
+    (ctx) => {
+      ctx.status = 200;
+      ctx.body = '';
+    },
+    'NOT-BUFFERED',
+  ],
 ];
 
 for (const [what, action, detail, options] of unstorable) {
@@ -208,9 +324,12 @@ test('the stored body is the optimised, uncompressed entity; each hit is compres
     t.true(decode(hit).equals(squashed), `${coding}: the page`);
     t.is(hit.headers['x-report'], 'monthly', 'headers are replayed');
     t.is(hit.headers.vary, 'Accept-Encoding', 'one Vary, not two');
-    const tag = coding === 'identity' ? `"${hit.headers.etag!.slice(1, 33)}"` : `"${hit.headers.etag!.slice(1, 33)}-${coding}"`;
+    const tag =
+      coding === 'identity' ? `"${hit.headers.etag!.slice(1, 33)}"` : `"${hit.headers.etag!.slice(1, 33)}-${coding}"`;
     t.is(hit.headers.etag, tag, 'the ETag of this representation');
-    const notModified = await server.request('/', { headers: { 'accept-encoding': coding, 'if-none-match': hit.headers.etag! } });
+    const notModified = await server.request('/', {
+      headers: { 'accept-encoding': coding, 'if-none-match': hit.headers.etag! },
+    });
     t.is(notModified.status, 304);
     t.is(notModified.headers['x-cache'], 'HIT');
   }
@@ -251,7 +370,12 @@ test('an entry expires after cacheDuration, even in a store without TTLs (a Map)
 });
 
 test('a store whose set throws or hangs costs a log line; the page is served', async (t) => {
-  for (const set of [() => { throw new Error('disk full'); }, () => new Promise(() => undefined)]) {
+  for (const set of [
+    () => {
+      throw new Error('disk full');
+    },
+    () => new Promise(() => undefined),
+  ]) {
     const store: CacheStore = { get: () => undefined, set, delete: () => true };
     const log = recordingLogger();
     const { server } = await site(t, { cache: store, logger: log, cacheStoreTimeout: 0.1 });
@@ -265,7 +389,13 @@ test('a store whose set throws or hangs costs a log line; the page is served', a
 
 test('a stale entry whose delete fails is still rebuilt, with a log line', async (t) => {
   const map = new Map<string, unknown>();
-  const store: CacheStore = { get: (k) => map.get(k), set: (k, v) => map.set(k, v), delete: () => { throw new Error('read-only'); } };
+  const store: CacheStore = {
+    get: (k) => map.get(k),
+    set: (k, v) => map.set(k, v),
+    delete: () => {
+      throw new Error('read-only');
+    },
+  };
   const log = recordingLogger();
   const { server, runs } = await site(t, { cache: store, logger: log, cacheDuration: 600 });
   await server.request('/');
@@ -315,7 +445,11 @@ test('a cache that cannot be opened is logged once and bypassed, and the page is
     t.is(response.status, 200);
     t.is(response.headers['cache-status'], 'koa-buffer; fwd=bypass; detail=STORE-ERROR');
   }
-  t.is(log.count(/^cannot open the cache "sqlite:.*": koa-buffer: cannot open the SQLite cache/), 1, 'one log line, not one per request');
+  t.is(
+    log.count(/^cannot open the cache "sqlite:.*": koa-buffer: cannot open the SQLite cache/),
+    1,
+    'one log line, not one per request',
+  );
 });
 
 test('an entry whose replay fails (a header name no response may carry) costs a log line, and the action runs', async (t) => {
@@ -323,7 +457,16 @@ test('an entry whose replay fails (a header name no response may carry) costs a 
   const log = recordingLogger();
   const { server, runs } = await site(t, { cache: map, cacheKey: 'page', logger: log });
   const { encodeEntry } = await import('../../src/cache/entry.ts');
-  map.set('page', encodeEntry({ status: 200, headers: { 'bad header': 'x' }, body: Buffer.from('<p>old</p>'), created: Date.now(), expires: Date.now() + 60_000 }));
+  map.set(
+    'page',
+    encodeEntry({
+      status: 200,
+      headers: { 'bad header': 'x' },
+      body: Buffer.from('<p>old</p>'),
+      created: Date.now(),
+      expires: Date.now() + 60_000,
+    }),
+  );
   const response = await server.request('/');
   t.is(response.status, 200);
   t.is(response.body.toString(), page, 'the action made the page');

@@ -13,7 +13,15 @@ import { encodeEntry } from '../../src/cache/entry.ts';
 import { MemoryLock } from '../../src/locks/memory-lock.ts';
 import { buffer } from '../../src/middleware.ts';
 import type { BufferOptions, CacheLock } from '../../src/options.ts';
-import { decode, htmlPage, rawRequest, recordingLogger, serve, type RawResponse, type Served } from '../helpers/serve.ts';
+import {
+  decode,
+  htmlPage,
+  rawRequest,
+  recordingLogger,
+  serve,
+  type RawResponse,
+  type Served,
+} from '../helpers/serve.ts';
 
 /** Large enough to compress. */
 const page = htmlPage(8 * 1024, 7);
@@ -52,10 +60,16 @@ function manualGate(): { opened: Promise<void>; open(): void } {
  * arrived (so a loaded machine cannot spread a burst over the build), or
  * until the test opens it.
  */
-async function slowServer(t: ExecutionContext, options: BufferOptions, delayMs: number, body: (ctx: Context, run: number) => void = (ctx) => {
-  ctx.type = 'html';
-  ctx.body = page;
-}, gate: number | Promise<void> = 0): Promise<Slow> {
+async function slowServer(
+  t: ExecutionContext,
+  options: BufferOptions,
+  delayMs: number,
+  body: (ctx: Context, run: number) => void = (ctx) => {
+    ctx.type = 'html';
+    ctx.body = page;
+  },
+  gate: number | Promise<void> = 0,
+): Promise<Slow> {
   let runs = 0;
   let arrived = 0;
   let open: () => void = () => undefined;
@@ -63,18 +77,22 @@ async function slowServer(t: ExecutionContext, options: BufferOptions, delayMs: 
   if (gate === 0) open();
   const log = recordingLogger();
   const answered: number[] = [];
-  const server = await serve(t, [async (_ctx, next) => {
-    if (++arrived === gate) setTimeout(open, 20); // and give the last one time to join the flight
-    await next();
-  }, buffer({ varyBy: [], logger: log, ...options }), async (ctx) => {
-    if (await ctx.bufferIsCached()) {
-      answered.push(Date.now());
-      return;
-    }
-    const run = ++runs;
-    await Promise.all([sleep(delayMs), gateOpen]);
-    body(ctx, run);
-  }]);
+  const server = await serve(t, [
+    async (_ctx, next) => {
+      if (++arrived === gate) setTimeout(open, 20); // and give the last one time to join the flight
+      await next();
+    },
+    buffer({ varyBy: [], logger: log, ...options }),
+    async (ctx) => {
+      if (await ctx.bufferIsCached()) {
+        answered.push(Date.now());
+        return;
+      }
+      const run = ++runs;
+      await Promise.all([sleep(delayMs), gateOpen]);
+      body(ctx, run);
+    },
+  ]);
   return { server, runs: () => runs, log, answered };
 }
 
@@ -144,11 +162,17 @@ test('cacheSingleFlight false: 50 concurrent misses run the action 50 times', as
 
 test('the builder throws: it gets 500, its waiters 503 with Retry-After 1, the lock is released, and the next request builds', async (t) => {
   const lock = new CountingLock();
-  const { server, runs } = await slowServer(t, { cache: true, cacheLock: lock }, 200, (ctx, run) => {
-    if (run === 1) throw new Error('the report failed');
-    ctx.type = 'html';
-    ctx.body = page;
-  }, 10);
+  const { server, runs } = await slowServer(
+    t,
+    { cache: true, cacheLock: lock },
+    200,
+    (ctx, run) => {
+      if (run === 1) throw new Error('the report failed');
+      ctx.type = 'html';
+      ctx.body = page;
+    },
+    10,
+  );
   const responses = await many(server, 10);
   t.is(responses.filter((r) => r.status === 500).length, 1, 'the builder failed');
   for (const r of responses.filter((r) => r.status !== 500)) assert503(t, r, 'ERROR');
@@ -160,12 +184,18 @@ test('the builder throws: it gets 500, its waiters 503 with Retry-After 1, the l
   t.is(lock.held, 0);
 });
 
-test('the builder sets a cookie: it is not stored and the waiters get 503 rather than another client\'s cookie', async (t) => {
-  const { server, runs } = await slowServer(t, { cache: true }, 200, (ctx, run) => {
-    ctx.cookies.set('session', `s${run}`);
-    ctx.type = 'html';
-    ctx.body = page;
-  }, 10);
+test("the builder sets a cookie: it is not stored and the waiters get 503 rather than another client's cookie", async (t) => {
+  const { server, runs } = await slowServer(
+    t,
+    { cache: true },
+    200,
+    (ctx, run) => {
+      ctx.cookies.set('session', `s${run}`);
+      ctx.type = 'html';
+      ctx.body = page;
+    },
+    10,
+  );
   const responses = await many(server, 10);
   const builder = responses.filter((r) => r.status === 200);
   t.is(builder.length, 1);
@@ -175,18 +205,30 @@ test('the builder sets a cookie: it is not stored and the waiters get 503 rather
     assert503(t, r, 'SET-COOKIE');
     t.is(r.headers['set-cookie'], undefined, 'no cookie leaks to a waiter');
   }
-  t.is((await server.request('/report')).headers['set-cookie']?.startsWith('session=s2'), true, 'nothing was stored: the next request runs');
+  t.is(
+    (await server.request('/report')).headers['set-cookie']?.startsWith('session=s2'),
+    true,
+    'nothing was stored: the next request runs',
+  );
   t.is(runs(), 2);
 });
 
 test('a builder slower than cacheLockTimeout: its waiters get 503 at the timeout, the lock is released, and the late page is still stored', async (t) => {
   const lock = new CountingLock();
   const slow = manualGate(); // the build ends when the test says so: after its waiters gave up
-  const { server, runs } = await slowServer(t, { cache: true, cacheLock: lock, cacheLockTimeout: 0.6 }, 0, undefined, slow.opened);
+  const { server, runs } = await slowServer(
+    t,
+    { cache: true, cacheLock: lock, cacheLockTimeout: 0.6 },
+    0,
+    undefined,
+    slow.opened,
+  );
   const started = Date.now();
   const builder = server.request('/report');
   await until(() => runs() === 1, 'the build has begun');
-  const waiters = await Promise.all(Array.from({ length: 5 }, async () => ({ response: await server.request('/report'), at: Date.now() - started })));
+  const waiters = await Promise.all(
+    Array.from({ length: 5 }, async () => ({ response: await server.request('/report'), at: Date.now() - started })),
+  );
   for (const { response, at } of waiters) {
     assert503(t, response, 'TIMEOUT');
     t.true(at >= 580, `answered at the timeout (${at} ms), not before`);
@@ -195,18 +237,28 @@ test('a builder slower than cacheLockTimeout: its waiters get 503 at the timeout
   slow.open();
   const built = await builder;
   t.is(built.status, 200);
-  t.is(built.headers['cache-status'], 'koa-buffer; fwd=miss; stored', 'the late builder stored its page (picture A arrow 5)');
+  t.is(
+    built.headers['cache-status'],
+    'koa-buffer; fwd=miss; stored',
+    'the late builder stored its page (picture A arrow 5)',
+  );
   const after = await server.request('/report');
   t.is(after.headers['x-cache'], 'HIT');
   t.is(runs(), 1);
 });
 
 test("cacheWaitFailure 'run': when the build fails, each waiter runs the action itself", async (t) => {
-  const { server, runs } = await slowServer(t, { cache: true, cacheWaitFailure: 'run' }, 150, (ctx, run) => {
-    if (run === 1) throw new Error('first build fails');
-    ctx.type = 'html';
-    ctx.body = page;
-  }, 5);
+  const { server, runs } = await slowServer(
+    t,
+    { cache: true, cacheWaitFailure: 'run' },
+    150,
+    (ctx, run) => {
+      if (run === 1) throw new Error('first build fails');
+      ctx.type = 'html';
+      ctx.body = page;
+    },
+    5,
+  );
   const responses = await many(server, 5);
   t.is(responses.filter((r) => r.status === 500).length, 1);
   t.is(responses.filter((r) => r.status === 200).length, 4, 'no 503: every waiter ran the action');
@@ -232,7 +284,11 @@ test('a waiter whose client disconnects does not disturb the build or the other 
   t.is(runs(), 1);
   await until(() => lock.held === 0, 'the lock is released');
   t.is(lock.held, 0);
-  t.deepEqual(log.lines.filter((l) => l.level === 'error'), [], 'nothing went wrong');
+  t.deepEqual(
+    log.lines.filter((l) => l.level === 'error'),
+    [],
+    'nothing went wrong',
+  );
 });
 
 test('a builder whose client disconnects still builds and stores the page for its waiters, and releases the lock', async (t) => {
@@ -257,24 +313,39 @@ test('a builder whose client disconnects still builds and stores the page for it
 test('a lock backend that fails or throws is logged and the process still builds once (per-process flight)', async (t) => {
   for (const cacheLock of [
     { acquire: () => [null, 'backend down'], release: () => [true, undefined] },
-    { acquire: () => { throw new Error('acquire exploded'); }, release: () => [true, undefined] },
+    {
+      acquire: () => {
+        throw new Error('acquire exploded');
+      },
+      release: () => [true, undefined],
+    },
     { acquire: async () => 'nonsense', release: () => [true, undefined] },
   ]) {
     const { server, runs, log } = await slowServer(t, { cache: true, cacheLock }, 200, undefined, 20);
     const responses = await many(server, 20);
     t.is(runs(), 1, 'one build');
     t.deepEqual(tally(responses), { '200 koa-buffer; fwd=miss; stored': 1, '200 koa-buffer; fwd=miss; collapsed': 19 });
-    t.is(log.count(/^lock for buffer:[0-9a-f]{32} failed, building with a per-process flight: /), 1, 'log_lock_failed, once');
+    t.is(
+      log.count(/^lock for buffer:[0-9a-f]{32} failed, building with a per-process flight: /),
+      1,
+      'log_lock_failed, once',
+    );
   }
 });
 
 test('a waiter is not handed a page that varies on a header its own request differs in (custom cacheKey)', async (t) => {
   const build = manualGate();
-  const { server, runs, log } = await slowServer(t, { cache: true, cacheKey: 'report', varyBy: ['accept-language'] }, 0, (ctx) => {
-    ctx.vary('Accept-Language');
-    ctx.type = 'html';
-    ctx.body = `<p>${ctx.get('Accept-Language')}</p>`;
-  }, build.opened);
+  const { server, runs, log } = await slowServer(
+    t,
+    { cache: true, cacheKey: 'report', varyBy: ['accept-language'] },
+    0,
+    (ctx) => {
+      ctx.vary('Accept-Language');
+      ctx.type = 'html';
+      ctx.body = `<p>${ctx.get('Accept-Language')}</p>`;
+    },
+    build.opened,
+  );
   const builder = server.request('/report', { headers: { 'accept-language': 'de' } });
   await until(() => runs() === 1, 'the build has begun');
   const both = Promise.all([
@@ -296,7 +367,16 @@ test('the builder reads the cache once more after taking the lock: a page stored
   // The lock answers after another process has stored the page: the moment between the miss and the lock.
   const cacheLock: CacheLock = {
     acquire: async (key: string) => {
-      store.set(key, encodeEntry({ status: 200, headers: { 'content-type': 'text/html' }, body: Buffer.from('<p>from elsewhere</p>'), created: Date.now(), expires: Date.now() + 60_000 }));
+      store.set(
+        key,
+        encodeEntry({
+          status: 200,
+          headers: { 'content-type': 'text/html' },
+          body: Buffer.from('<p>from elsewhere</p>'),
+          created: Date.now(),
+          expires: Date.now() + 60_000,
+        }),
+      );
       return inner.acquire(key);
     },
     release: (guard) => inner.release(guard as never),
@@ -306,7 +386,10 @@ test('the builder reads the cache once more after taking the lock: a page stored
   t.is(response.body.toString(), '<p>from elsewhere</p>');
   t.is(response.headers['x-cache'], 'HIT');
   t.is(runs(), 0, 'the action did not run');
-  t.true(inner.acquire('probe')[0] !== null && inner.acquire(Array.from(store.keys())[0]!)[0] !== null, 'the lock was released');
+  t.true(
+    inner.acquire('probe')[0] !== null && inner.acquire(Array.from(store.keys())[0]!)[0] !== null,
+    'the lock was released',
+  );
 });
 
 /** A Map store that counts its reads. */
@@ -326,7 +409,11 @@ function keyOf(store: Map<string, unknown>): string {
 test('while another process holds the lock, one request per process watches the store and all its waiters get the entry soon after it appears', async (t) => {
   const store = new CountingMap();
   const lock = new MemoryLock();
-  const { server, runs, log, answered } = await slowServer(t, { cache: store, cacheLock: lock, cacheKey: 'report' }, 10);
+  const { server, runs, log, answered } = await slowServer(
+    t,
+    { cache: store, cacheLock: lock, cacheKey: 'report' },
+    10,
+  );
   const [held] = lock.acquire('report'); // "another process" builds
   const responses = Promise.all(Array.from({ length: 20 }, () => server.request('/report')));
   await until(() => watching(log) === 1 && waiting(log) === 19, 'one request watches and 19 wait');
@@ -335,7 +422,16 @@ test('while another process holds the lock, one request per process watches the 
   await sleep(300);
   const readsWhileWaiting = store.gets - readsBefore;
   const storedAt = Date.now();
-  store.set('report', encodeEntry({ status: 200, headers: { 'content-type': 'text/html' }, body: Buffer.from(page), created: Date.now(), expires: Date.now() + 60_000 }));
+  store.set(
+    'report',
+    encodeEntry({
+      status: 200,
+      headers: { 'content-type': 'text/html' },
+      body: Buffer.from(page),
+      created: Date.now(),
+      expires: Date.now() + 60_000,
+    }),
+  );
   const answers = await responses;
   lock.release(held);
   t.is(runs(), 0);
@@ -363,7 +459,16 @@ test('the watcher finds the lock free and no entry: one last look with the lock 
     acquire: (key: string) => {
       const answer = inner.acquire(key);
       if (answer[0] && lastLookStores) {
-        store.set(key, encodeEntry({ status: 200, headers: { 'content-type': 'text/html' }, body: Buffer.from('<p>just in time</p>'), created: Date.now(), expires: Date.now() + 60_000 }));
+        store.set(
+          key,
+          encodeEntry({
+            status: 200,
+            headers: { 'content-type': 'text/html' },
+            body: Buffer.from('<p>just in time</p>'),
+            created: Date.now(),
+            expires: Date.now() + 60_000,
+          }),
+        );
       }
       return answer;
     },
@@ -389,7 +494,11 @@ test('the watcher finds the lock free and no entry: one last look with the lock 
 
 test('a watcher gives up at cacheLockTimeout with 503 TIMEOUT while the other process still holds the lock', async (t) => {
   const lock = new MemoryLock();
-  const { server, runs } = await slowServer(t, { cache: true, cacheLock: lock, cacheKey: 'report', cacheLockTimeout: 0.25 }, 10);
+  const { server, runs } = await slowServer(
+    t,
+    { cache: true, cacheLock: lock, cacheKey: 'report', cacheLockTimeout: 0.25 },
+    10,
+  );
   lock.acquire('report');
   const started = Date.now();
   const responses = await many(server, 4);
@@ -402,24 +511,35 @@ test('a watcher gives up at cacheLockTimeout with 503 TIMEOUT while the other pr
 test('calling bufferIsCached twice returns the same answer and changes nothing', async (t) => {
   let runs = 0;
   const answers: boolean[][] = [];
-  const server = await serve(t, [buffer({ cache: true, varyBy: [] }), async (ctx) => {
-    const first = await ctx.bufferIsCached();
-    const second = await ctx.bufferIsCached();
-    answers.push([first, second]);
-    if (first) return;
-    runs++;
-    await sleep(100);
-    ctx.type = 'html';
-    ctx.body = page;
-  }]);
+  const server = await serve(t, [
+    buffer({ cache: true, varyBy: [] }),
+    async (ctx) => {
+      const first = await ctx.bufferIsCached();
+      const second = await ctx.bufferIsCached();
+      answers.push([first, second]);
+      if (first) return;
+      runs++;
+      await sleep(100);
+      ctx.type = 'html';
+      ctx.body = page;
+    },
+  ]);
   const responses = await Promise.all(Array.from({ length: 3 }, () => server.request('/')));
   const hit = await server.request('/');
-  t.deepEqual(answers.map(([a, b]) => a === b), [true, true, true, true], 'each request got one answer twice');
+  t.deepEqual(
+    answers.map(([a, b]) => a === b),
+    [true, true, true, true],
+    'each request got one answer twice',
+  );
   t.deepEqual(answers.map(([a]) => a).sort(), [false, true, true, true]);
   t.is(runs, 1);
   const statuses = [...responses, hit].map((r) => r.headers['cache-status']!.replace(/ttl=\d+/, 'ttl=N'));
   t.is(statuses.filter((s) => s === 'koa-buffer; fwd=miss; stored').length, 1, 'one build');
-  t.is(statuses.filter((s) => s === 'koa-buffer; fwd=miss; collapsed' || s === 'koa-buffer; hit; ttl=N').length, 3, 'the others answered from it');
+  t.is(
+    statuses.filter((s) => s === 'koa-buffer; fwd=miss; collapsed' || s === 'koa-buffer; hit; ttl=N').length,
+    3,
+    'the others answered from it',
+  );
 });
 
 test('HEAD and GET share the entry; a HEAD builder stores the page for a later GET', async (t) => {

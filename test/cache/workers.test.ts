@@ -27,7 +27,13 @@ function ask(port: number): Promise<RawResponse | Error> {
 test('60 concurrent requests over 3 worker processes with a SQLite cache and cacheLockDir run the action exactly once', async (t) => {
   const dir = tempDir(t, 'kb-workers-');
   const runsFile = join(dir, 'runs');
-  const workers = await startWorkers(t, 3, { cache: `sqlite:${join(dir, 'cache.sqlite')}`, lockDir: join(dir, 'locks'), delayMs: 300, hold: true, runsFile });
+  const workers = await startWorkers(t, 3, {
+    cache: `sqlite:${join(dir, 'cache.sqlite')}`,
+    lockDir: join(dir, 'locks'),
+    delayMs: 300,
+    hold: true,
+    runsFile,
+  });
   const pending = Promise.all(Array.from({ length: 60 }, (_, i) => get(workers[i % 3]!.port)));
   await untilWaiting(workers, 59);
   release(workers);
@@ -40,7 +46,11 @@ test('60 concurrent requests over 3 worker processes with a SQLite cache and cac
   }
   const statuses = responses.map((r) => r.headers['cache-status']);
   t.is(statuses.filter((s) => s === 'koa-buffer; fwd=miss; stored').length, 1, 'one builder');
-  t.is(statuses.filter((s) => s === 'koa-buffer; fwd=miss; collapsed').length, 59, 'every other request was collapsed into that build');
+  t.is(
+    statuses.filter((s) => s === 'koa-buffer; fwd=miss; collapsed').length,
+    59,
+    'every other request was collapsed into that build',
+  );
   // Each process that did not build had exactly one request watching the store; the log says so once per process.
   const watchers = workers.map((w) => w.child.lines.filter((l) => l.includes('waiting for another process')).length);
   t.deepEqual(watchers.sort(), [0, 1, 1], 'one remote watcher per non-building process');
@@ -53,9 +63,20 @@ test('60 concurrent requests over 3 worker processes with a SQLite cache and cac
 test('the builder process SIGKILLed mid-build: the other workers answer 503 at once, never hang, and the next request builds', async (t) => {
   const dir = tempDir(t, 'kb-workers-');
   const runsFile = join(dir, 'runs');
-  const workers = await startWorkers(t, 3, { cache: `sqlite:${join(dir, 'cache.sqlite')}`, lockDir: join(dir, 'locks'), delayMs: 0, hold: true, cacheLockTimeout: 8, runsFile });
+  const workers = await startWorkers(t, 3, {
+    cache: `sqlite:${join(dir, 'cache.sqlite')}`,
+    lockDir: join(dir, 'locks'),
+    delayMs: 0,
+    hold: true,
+    cacheLockTimeout: 8,
+    runsFile,
+  });
   const pending = Array.from({ length: 30 }, (_, i) => ({ worker: i % 3, answer: ask(workers[i % 3]!.port) }));
-  const building = await Promise.race(workers.map((w, index) => w.child.waitForJson<{ building?: number }>((m) => m.building !== undefined).then(() => index)));
+  const building = await Promise.race(
+    workers.map((w, index) =>
+      w.child.waitForJson<{ building?: number }>((m) => m.building !== undefined).then(() => index),
+    ),
+  );
   await untilWaiting(workers, 29); // every request but the build waits: now kill the builder
   const killedAt = Date.now();
   await workers[building]!.child.kill('SIGKILL');
@@ -84,7 +105,15 @@ test('the builder process SIGKILLed mid-build: the other workers answer 503 at o
 test("the builder process SIGKILLed mid-build with cacheWaitFailure 'run': one surviving worker rebuilds for all its waiters", async (t) => {
   const dir = tempDir(t, 'kb-workers-');
   const runsFile = join(dir, 'runs');
-  const workers = await startWorkers(t, 2, { cache: `sqlite:${join(dir, 'cache.sqlite')}`, lockDir: join(dir, 'locks'), delayMs: 200, hold: true, cacheLockTimeout: 8, cacheWaitFailure: 'run', runsFile });
+  const workers = await startWorkers(t, 2, {
+    cache: `sqlite:${join(dir, 'cache.sqlite')}`,
+    lockDir: join(dir, 'locks'),
+    delayMs: 200,
+    hold: true,
+    cacheLockTimeout: 8,
+    cacheWaitFailure: 'run',
+    runsFile,
+  });
   const first = ask(workers[0]!.port);
   await workers[0]!.child.waitForJson<{ building?: number }>((m) => m.building !== undefined);
   const waiting = Array.from({ length: 10 }, () => ask(workers[1]!.port));

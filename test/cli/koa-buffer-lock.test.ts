@@ -72,7 +72,17 @@ serial('bad usage exits 64 with the problem and the usage on stderr', async (t) 
 
 serial('the command’s status and output pass through', async (t) => {
   const dir = tempDir(t);
-  const failing = koaBufferLock(t, ['--dir', dir, 'job', '--', 'sh', '-c', 'echo "out: $0 $1"; exit 3', 'first arg', 'two words']);
+  const failing = koaBufferLock(t, [
+    '--dir',
+    dir,
+    'job',
+    '--',
+    'sh',
+    '-c',
+    'echo "out: $0 $1"; exit 3',
+    'first arg',
+    'two words',
+  ]);
   t.is((await failing.exited).code, 3);
   t.deepEqual(failing.lines, ['out: first arg two words'], 'arguments reach the command unchanged, no shell between');
   t.is((await koaBufferLock(t, ['--dir', dir, 'job', '--', 'true']).exited).code, 0);
@@ -152,7 +162,10 @@ serial('a lock directory that cannot be made exits 69 with one line', async (t) 
   writeFileSync(file, '');
   const child = koaBufferLock(t, ['--dir', join(file, 'locks'), 'k', '--', 'true']);
   t.is((await child.exited).code, 69);
-  t.regex(child.stderr, /^koa-buffer-lock: cannot take the lock k: cannot create cacheLockDir '.*': Not a directory\n$/);
+  t.regex(
+    child.stderr,
+    /^koa-buffer-lock: cannot take the lock k: cannot create cacheLockDir '.*': Not a directory\n$/,
+  );
 });
 
 redisTest('--redis holds the lock in Redis while the command runs, renews it, and deletes it after', async (t) => {

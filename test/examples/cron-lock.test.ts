@@ -7,15 +7,28 @@ test('an overlapping run is skipped (exit 0), a waiting run follows the first, a
   const dir = tempDir(t, 'kb-cron-example-');
   const cwd = tempDir(t, 'kb-cron-cwd-'); // cron starts jobs elsewhere than the repository
   const run = (env: NodeJS.ProcessEnv) =>
-    spawnProgram(t, example('cron-lock.sh'), [], { env: exampleEnv({ LOCK_DIR: dir, ...env }), cwd, group: true, lineTimeoutMs: 30_000 });
+    spawnProgram(t, example('cron-lock.sh'), [], {
+      env: exampleEnv({ LOCK_DIR: dir, ...env }),
+      cwd,
+      group: true,
+      lineTimeoutMs: 30_000,
+    });
 
   const first = run({ JOB_SECONDS: '3' });
   await first.waitForLine((line) => line.startsWith('report: started'), 'the first run to start');
   const overlapping = run({ JOB_SECONDS: '1' });
   const waiting = run({ JOB_SECONDS: '0.1', WAIT_SECONDS: '20' });
 
-  t.deepEqual(await overlapping.exited, { code: 0, signal: null }, `a skipped run is not an error for cron; stderr: ${overlapping.stderr}`);
-  t.deepEqual(overlapping.lines, ['report: skipped, the previous run still holds the lock'], 'the overlapping run did not start the job');
+  t.deepEqual(
+    await overlapping.exited,
+    { code: 0, signal: null },
+    `a skipped run is not an error for cron; stderr: ${overlapping.stderr}`,
+  );
+  t.deepEqual(
+    overlapping.lines,
+    ['report: skipped, the previous run still holds the lock'],
+    'the overlapping run did not start the job',
+  );
   t.regex(overlapping.stderr, /'nightly-report' is locked by another process/, 'koa-buffer-lock says why');
 
   t.deepEqual(await first.exited, { code: 0, signal: null });

@@ -8,26 +8,51 @@ import { startExample, type RunningExample } from '../helpers/examples.ts';
 import { decode } from '../helpers/serve.ts';
 
 async function exercise(app: RunningExample) {
-  const concurrent = await Promise.all(Array.from({ length: 4 }, () => app.request('/items', { 'Accept-Encoding': 'br' })));
+  const concurrent = await Promise.all(
+    Array.from({ length: 4 }, () => app.request('/items', { 'Accept-Encoding': 'br' })),
+  );
   const br = await app.request('/items', { 'Accept-Encoding': 'br' });
   const gzip = await app.request('/items', { 'Accept-Encoding': 'gzip' });
   const revalidated = await app.request('/items', { 'Accept-Encoding': 'br', 'If-None-Match': br.headers.etag ?? '' });
-  return { concurrent, br, gzip, revalidated, builds: app.child.lines.filter((line) => line.startsWith('building /items')).length };
+  return {
+    concurrent,
+    br,
+    gzip,
+    revalidated,
+    builds: app.child.lines.filter((line) => line.startsWith('building /items')).length,
+  };
 }
 
 test('both stacks compress, tag, answer 304 and cache; buffer() builds concurrent misses once and tags each coding', async (t) => {
-  const [before, after] = await Promise.all([startExample(t, 'migrate-from-koa-compress.ts', { env: { STACK: 'before' } }), startExample(t, 'migrate-from-koa-compress.ts')]);
+  const [before, after] = await Promise.all([
+    startExample(t, 'migrate-from-koa-compress.ts', { env: { STACK: 'before' } }),
+    startExample(t, 'migrate-from-koa-compress.ts'),
+  ]);
   const peers = await exercise(before);
   const ours = await exercise(after);
 
-  for (const [name, run] of [['before', peers], ['after', ours]] as const) {
-    t.true(run.concurrent.every((r) => r.status === 200 && r.headers['content-encoding'] === 'br'), `${name}: br for br clients`);
+  for (const [name, run] of [
+    ['before', peers],
+    ['after', ours],
+  ] as const) {
+    t.true(
+      run.concurrent.every((r) => r.status === 200 && r.headers['content-encoding'] === 'br'),
+      `${name}: br for br clients`,
+    );
     t.is(run.gzip.headers['content-encoding'], 'gzip', `${name}: gzip for gzip clients`);
-    t.deepEqual(JSON.parse(decode(run.br).toString('utf8')), JSON.parse(decode(run.gzip).toString('utf8')), `${name}: the same JSON either way`);
+    t.deepEqual(
+      JSON.parse(decode(run.br).toString('utf8')),
+      JSON.parse(decode(run.gzip).toString('utf8')),
+      `${name}: the same JSON either way`,
+    );
     t.truthy(run.br.headers.etag, `${name}: an ETag`);
     t.is(run.revalidated.status, 304, `${name}: 304 for a matching If-None-Match`);
   }
-  t.deepEqual(JSON.parse(decode(peers.br).toString('utf8')), JSON.parse(decode(ours.br).toString('utf8')), 'both stacks send the same data');
+  t.deepEqual(
+    JSON.parse(decode(peers.br).toString('utf8')),
+    JSON.parse(decode(ours.br).toString('utf8')),
+    'both stacks send the same data',
+  );
   t.is(peers.br.headers['x-cached-response'], 'HIT', 'before: koa-cash answers later requests from its cache');
   t.is(ours.br.headers['x-cache'], 'HIT', 'after: buffer() answers later requests from its cache');
 

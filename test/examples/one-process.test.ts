@@ -5,10 +5,23 @@ import { decode } from '../helpers/serve.ts';
 
 test('concurrent misses build the page once; it is squashed, compressed, and then a hit; SIGTERM exits 0', async (t) => {
   const app = await startExample(t, 'one-process.ts');
-  const first = await Promise.all(Array.from({ length: 5 }, (_, i) => app.request('/report', i < 3 ? { 'Accept-Encoding': 'br' } : {})));
-  t.deepEqual(first.map((r) => r.status), [200, 200, 200, 200, 200]);
-  t.deepEqual(first.map((r) => r.headers['x-cache']).sort(), ['HIT', 'HIT', 'HIT', 'HIT', 'MISS'], 'one builds, four wait for it');
-  t.deepEqual(first.slice(0, 3).map((r) => r.headers['content-encoding']), ['br', 'br', 'br'], 'br for br clients');
+  const first = await Promise.all(
+    Array.from({ length: 5 }, (_, i) => app.request('/report', i < 3 ? { 'Accept-Encoding': 'br' } : {})),
+  );
+  t.deepEqual(
+    first.map((r) => r.status),
+    [200, 200, 200, 200, 200],
+  );
+  t.deepEqual(
+    first.map((r) => r.headers['x-cache']).sort(),
+    ['HIT', 'HIT', 'HIT', 'HIT', 'MISS'],
+    'one builds, four wait for it',
+  );
+  t.deepEqual(
+    first.slice(0, 3).map((r) => r.headers['content-encoding']),
+    ['br', 'br', 'br'],
+    'br for br clients',
+  );
   const pages = new Set(first.map((r) => decode(r).toString('utf8')));
   t.is(pages.size, 1, 'all five got the same page');
   const page = [...pages][0]!;

@@ -10,10 +10,16 @@ const squashed = /^<!doctype html><html><body><p>\nThe same indented page at eve
 test('sections and per-response overrides decide, most specific first', async (t) => {
   const app = await startExample(t, 'sections.ts');
   const br = { 'Accept-Encoding': 'br' };
-  const page = async (path: string): Promise<{ html: string; coding: string | undefined; etag: string | undefined }> => {
+  const page = async (
+    path: string,
+  ): Promise<{ html: string; coding: string | undefined; etag: string | undefined }> => {
     const response = await app.request(path, br);
     t.is(response.status, 200, `${path} is served`);
-    return { html: decode(response).toString('utf8'), coding: response.headers['content-encoding'], etag: response.headers.etag };
+    return {
+      html: decode(response).toString('utf8'),
+      coding: response.headers['content-encoding'],
+      etag: response.headers.etag,
+    };
   };
 
   const site = await page('/page');
@@ -38,5 +44,9 @@ test('sections and per-response overrides decide, most specific first', async (t
   t.is(data.headers['content-encoding'], undefined, '{ compressContent: false }: sent uncompressed');
   t.is(data.headers.etag, `"${createHash('md5').update(data.body).digest('hex')}"`, 'with the ETag of the JSON');
   t.is((JSON.parse(data.body.toString('utf8')) as { items: unknown[] }).items.length, 20);
-  t.is((await app.request('/api/data', { ...br, 'If-None-Match': data.headers.etag! })).status, 304, 'and 304 on revalidation');
+  t.is(
+    (await app.request('/api/data', { ...br, 'If-None-Match': data.headers.etag! })).status,
+    304,
+    'and 304 on revalidation',
+  );
 });

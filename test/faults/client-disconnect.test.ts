@@ -63,8 +63,11 @@ test('twenty clients reading a few KiB of an 8 MiB page, stalling, then destroyi
   const after: Stats[] = [];
   for (let wave = 0; wave < waves; wave++) {
     // Half take the page identity, half gzip (compressed in the threadpool): both sent into a stalled socket.
-    const sockets = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-      slowReader(port, '/huge?mib=8', `Accept-Encoding: ${i % 2 ? 'gzip' : 'identity'}\r\n`, 16 * 1024)));
+    const sockets = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        slowReader(port, '/huge?mib=8', `Accept-Encoding: ${i % 2 ? 'gzip' : 'identity'}\r\n`, 16 * 1024),
+      ),
+    );
     // While they stall, others are served promptly.
     const started = performance.now();
     const page = await rawRequest(port, '/page/during?delay=0', { headers: { 'accept-encoding': 'gzip' } });
@@ -82,7 +85,10 @@ test('twenty clients reading a few KiB of an 8 MiB page, stalling, then destroyi
   t.is(last.connections, 1, 'every aborted connection is closed on the server side');
   t.true(last.fds <= baseline.fds + 2, `descriptors: ${baseline.fds} before, ${last.fds} after ${waves} waves`);
   // Memory goes back to the allocator rather than piling up per wave: the last wave ends no higher than the first by much.
-  t.true(last.rss - after[0]!.rss < 96 * 1024 * 1024, `RSS ${Math.round(after[0]!.rss / 2 ** 20)} MiB after the first wave, ${Math.round(last.rss / 2 ** 20)} MiB after the last`);
+  t.true(
+    last.rss - after[0]!.rss < 96 * 1024 * 1024,
+    `RSS ${Math.round(after[0]!.rss / 2 ** 20)} MiB after the first wave, ${Math.round(last.rss / 2 ** 20)} MiB after the last`,
+  );
   const next = await rawRequest(port, '/huge?mib=8', { headers: { 'accept-encoding': 'identity' } });
   t.true(next.body.equals(full.body), 'a whole download afterwards gets the whole page');
 });

@@ -24,28 +24,46 @@ function rss(pid: number): number {
 }
 
 /** Streams a response through its decoder into an MD5, without holding it. */
-function digestOf(port: number, path: string, coding: string): Promise<{ status: number; encoding?: string; length: number; md5: string; cacheStatus?: string }> {
+function digestOf(
+  port: number,
+  path: string,
+  coding: string,
+): Promise<{ status: number; encoding?: string; length: number; md5: string; cacheStatus?: string }> {
   return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path, headers: { 'accept-encoding': coding }, agent: false }, (res) => {
-      const encoding = res.headers['content-encoding'];
-      const decoder = encoding === 'br' ? zlib.createBrotliDecompress() : encoding === 'gzip' ? zlib.createGunzip() : undefined;
-      const hash = createHash('md5');
-      let length = 0;
-      const source = decoder ? res.pipe(decoder) : res;
-      source.on('data', (chunk: Buffer) => {
-        length += chunk.length;
-        hash.update(chunk);
-      });
-      source.on('error', reject);
-      source.on('end', () => resolve({ status: res.statusCode!, encoding, length, md5: hash.digest('hex'), cacheStatus: res.headers['cache-status'] as string | undefined }));
-    }).on('error', reject);
+    http
+      .get({ host: '127.0.0.1', port, path, headers: { 'accept-encoding': coding }, agent: false }, (res) => {
+        const encoding = res.headers['content-encoding'];
+        const decoder =
+          encoding === 'br' ? zlib.createBrotliDecompress() : encoding === 'gzip' ? zlib.createGunzip() : undefined;
+        const hash = createHash('md5');
+        let length = 0;
+        const source = decoder ? res.pipe(decoder) : res;
+        source.on('data', (chunk: Buffer) => {
+          length += chunk.length;
+          hash.update(chunk);
+        });
+        source.on('error', reject);
+        source.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            encoding,
+            length,
+            md5: hash.digest('hex'),
+            cacheStatus: res.headers['cache-status'] as string | undefined,
+          }),
+        );
+      })
+      .on('error', reject);
   });
 }
 
 test(`a ${mib} MiB page passes whole, identity and br, squashed as any page, while the process stays up and keeps answering`, async (t) => {
   t.timeout(90_000);
   const child = spawnChild(t, fixture('fault-server.ts'), [JSON.stringify({ cache: 'memory' })]);
-  const { port, pid } = await child.waitForJson<{ port: number; pid: number }>((m) => typeof m.port === 'number', 'the port');
+  const { port, pid } = await child.waitForJson<{ port: number; pid: number }>(
+    (m) => typeof m.port === 'number',
+    'the port',
+  );
   const expected = squashHtml(hugeBody(mib), { level: 1 });
   const expectedMd5 = createHash('md5').update(expected).digest('hex');
 
@@ -62,7 +80,9 @@ test(`a ${mib} MiB page passes whole, identity and br, squashed as any page, whi
     const smallMs = performance.now() - started;
     const got = await pending;
     const ms = performance.now() - started;
-    t.log(`${coding}: ${(got.length / 2 ** 20).toFixed(1)} MiB decoded in ${Math.round(ms)} ms; a small page meanwhile after ${Math.round(smallMs)} ms`);
+    t.log(
+      `${coding}: ${(got.length / 2 ** 20).toFixed(1)} MiB decoded in ${Math.round(ms)} ms; a small page meanwhile after ${Math.round(smallMs)} ms`,
+    );
     t.is(got.status, 200);
     t.is(got.encoding, coding === 'identity' ? undefined : coding);
     t.is(got.length, expected.length, 'every byte arrived');
@@ -70,9 +90,14 @@ test(`a ${mib} MiB page passes whole, identity and br, squashed as any page, whi
     t.is(small.status, 200, 'the small page was answered');
   }
   clearInterval(sampler);
-  t.log(`RSS: ${Math.round(idle / 2 ** 20)} MiB idle, peak ${Math.round(peak / 2 ** 20)} MiB, after ${Math.round(rss(pid) / 2 ** 20)} MiB`);
+  t.log(
+    `RSS: ${Math.round(idle / 2 ** 20)} MiB idle, peak ${Math.round(peak / 2 ** 20)} MiB, after ${Math.round(rss(pid) / 2 ** 20)} MiB`,
+  );
   // The body, its squashed entity and one compressed copy, plus what the allocator keeps: far from a runaway.
-  t.true(peak < idle + 6 * mib * 2 ** 20, `peak RSS ${Math.round(peak / 2 ** 20)} MiB stays within six times the body over idle`);
+  t.true(
+    peak < idle + 6 * mib * 2 ** 20,
+    `peak RSS ${Math.round(peak / 2 ** 20)} MiB stays within six times the body over idle`,
+  );
   t.true(child.running, 'the process is up');
   const after = await rawRequest(port, '/page/after?delay=0');
   t.is(after.status, 200, 'and answers the next request');
@@ -83,6 +108,11 @@ test('a 20 MiB cached page is served to everyone but not stored: it is over cach
   const { port } = await child.waitForJson<{ port: number }>((m) => typeof m.port === 'number', 'the port');
   const got = await digestOf(port, '/huge?mib=20&cached=1', 'gzip');
   t.is(got.status, 200);
-  t.is(got.md5, createHash('md5').update(squashHtml(hugeBody(20), { level: 1 })).digest('hex'));
+  t.is(
+    got.md5,
+    createHash('md5')
+      .update(squashHtml(hugeBody(20), { level: 1 }))
+      .digest('hex'),
+  );
   t.is(got.cacheStatus, 'koa-buffer; fwd=uri-miss; detail=TOO-LARGE');
 });

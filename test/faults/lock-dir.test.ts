@@ -28,14 +28,18 @@ test('the lock directory removed while running: a build holding a lock finishes 
   const dir = join(base, 'locks');
   const log = recordingLogger();
   let runs = 0;
-  const server = await serve(t, [buffer({ cache: true, cacheLockDir: dir, varyBy: [], logger: log }), async (ctx) => {
-    if (await ctx.bufferIsCached()) return;
-    runs++;
-    await sleep(200);
-    ctx.type = 'html';
-    ctx.body = `${page}<!-- ${ctx.path} -->`;
-  }]);
-  const burst = (path: string): Promise<RawResponse[]> => Promise.all(Array.from({ length: 10 }, () => server.request(path)));
+  const server = await serve(t, [
+    buffer({ cache: true, cacheLockDir: dir, varyBy: [], logger: log }),
+    async (ctx) => {
+      if (await ctx.bufferIsCached()) return;
+      runs++;
+      await sleep(200);
+      ctx.type = 'html';
+      ctx.body = `${page}<!-- ${ctx.path} -->`;
+    },
+  ]);
+  const burst = (path: string): Promise<RawResponse[]> =>
+    Promise.all(Array.from({ length: 10 }, () => server.request(path)));
 
   t.is((await server.request('/a')).status, 200);
   t.is(readdirSync(dir).length, 1, 'the first build left its lock file');
@@ -46,7 +50,11 @@ test('the lock directory removed while running: a build holding a lock finishes 
   rmSync(dir, { recursive: true });
   for (const response of await during) t.is(response.status, 200, 'the build under way answers everyone');
   t.is(runs, 2);
-  t.deepEqual(log.lines.filter((l) => l.level !== 'debug'), [], 'releasing a lock whose file is gone is not an error: the descriptor still held it');
+  t.deepEqual(
+    log.lines.filter((l) => l.level !== 'debug'),
+    [],
+    'releasing a lock whose file is gone is not an error: the descriptor still held it',
+  );
 
   // Gone: the lock cannot be taken, the page is built anyway, once for the ten.
   const without = await burst('/c');
@@ -55,7 +63,10 @@ test('the lock directory removed while running: a build holding a lock finishes 
   t.is(runs, 3, 'the per-process flight still builds once');
   const failures = log.lines.filter((l) => l.level === 'error');
   t.is(failures.length, 1, 'one log line for the flight, not one per request');
-  t.regex(failures[0]!.message, /^lock for buffer:[0-9a-f]{32} failed, building with a per-process flight: cannot open .*\/locks\/[0-9a-f]{32}\.lock: No such file or directory$/);
+  t.regex(
+    failures[0]!.message,
+    /^lock for buffer:[0-9a-f]{32} failed, building with a per-process flight: cannot open .*\/locks\/[0-9a-f]{32}\.lock: No such file or directory$/,
+  );
   t.is((await server.request('/a')).headers['x-cache'], 'HIT', 'entries built before are still hits');
   t.false(existsSync(dir), 'koa-buffer does not recreate a directory under the operator’s feet');
 
@@ -88,17 +99,27 @@ test('the lock directory made read-only while running: new keys build once per p
     // root writes to any directory whatever its mode: the server runs as nobody (65534), who owns its data directory.
     chownSync(base, 65534, 65534);
     const script = fixture('fault-server.ts');
-    if (spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(script)})`], asNobody).status !== 0) {
-      t.log('skipped: running as root, and nobody (uid 65534) cannot read this checkout to run the server as a non-root user');
+    if (
+      spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(script)})`], asNobody).status !== 0
+    ) {
+      t.log(
+        'skipped: running as root, and nobody (uid 65534) cannot read this checkout to run the server as a non-root user',
+      );
       t.pass();
       return;
     }
   }
-  const child = spawnChild(t, fixture('fault-server.ts'), [JSON.stringify({ cache: `sqlite:${join(base, 'cache.sqlite')}`, lockDir: dir })], asNobody);
+  const child = spawnChild(
+    t,
+    fixture('fault-server.ts'),
+    [JSON.stringify({ cache: `sqlite:${join(base, 'cache.sqlite')}`, lockDir: dir })],
+    asNobody,
+  );
   const { port } = await child.waitForJson<{ port: number }>((m) => typeof m.port === 'number', 'the port');
   const get = (path: string): Promise<RawResponse> => rawRequest(port, path);
   const burst = (path: string): Promise<RawResponse[]> => Promise.all(Array.from({ length: 8 }, () => get(path)));
-  const builds = (path: string): number => child.lines.filter((l) => l.includes(`"building"`) && l.includes(`"${path}"`)).length;
+  const builds = (path: string): number =>
+    child.lines.filter((l) => l.includes(`"building"`) && l.includes(`"${path}"`)).length;
 
   t.is((await get('/page/a?delay=0')).status, 200);
   t.is(readdirSync(dir).length, 1);
@@ -111,7 +132,10 @@ test('the lock directory made read-only while running: new keys build once per p
   t.is(builds('/page/b'), 1, 'built once in the process');
   const failures = errors(child);
   t.is(failures.length, 1, `one log line: ${failures.join(' | ')}`);
-  t.regex(failures[0] ?? '', /^lock for buffer:[0-9a-f]{32} failed, building with a per-process flight: cannot open .*\/locks\/[0-9a-f]{32}\.lock: Permission denied$/);
+  t.regex(
+    failures[0] ?? '',
+    /^lock for buffer:[0-9a-f]{32} failed, building with a per-process flight: cannot open .*\/locks\/[0-9a-f]{32}\.lock: Permission denied$/,
+  );
   t.is(readdirSync(dir).length, 1, 'nothing was created in the read-only directory');
 
   // Pages built before are hits: a hit takes no lock.

@@ -95,7 +95,14 @@ async function site(t: ExecutionContext, delayMs: number, options: BufferOptions
   let open = (): void => undefined;
   const gate = gated ? new Promise<void>((resolve) => (open = resolve)) : Promise.resolve();
   const server = await serve(t, [
-    buffer({ cache: store, cacheKey: key, cacheLockDir: dir, cacheStoreTimeout: storeTimeout, logger: log, ...options }),
+    buffer({
+      cache: store,
+      cacheKey: key,
+      cacheLockDir: dir,
+      cacheStoreTimeout: storeTimeout,
+      logger: log,
+      ...options,
+    }),
     async (ctx) => {
       if (await ctx.bufferIsCached()) return;
       runs++;
@@ -109,10 +116,12 @@ async function site(t: ExecutionContext, delayMs: number, options: BufferOptions
 
 async function timed(server: Served, count: number): Promise<Array<RawResponse & { ms: number }>> {
   const started = performance.now();
-  return Promise.all(Array.from({ length: count }, async () => {
-    const response = await server.request('/', { headers: { 'accept-encoding': 'gzip' } });
-    return { ...response, ms: performance.now() - started };
-  }));
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const response = await server.request('/', { headers: { 'accept-encoding': 'gzip' } });
+      return { ...response, ms: performance.now() - started };
+    }),
+  );
 }
 
 function assertPages(t: ExecutionContext, responses: RawResponse[], what: string): void {
@@ -148,8 +157,13 @@ for (const fault of ['throw', 'reject'] as const) {
     s.store.faults.get = fault;
     const responses = await timed(s.server, 20);
     assertPages(t, responses, 'while get fails');
-    for (const response of responses) t.is(response.headers['cache-status'], 'koa-buffer; fwd=bypass; detail=STORE-ERROR');
-    t.is(s.runs(), 20, 'a bypass builds: every request ran the action (SPEC 7: a failed get makes the request not cacheable)');
+    for (const response of responses)
+      t.is(response.headers['cache-status'], 'koa-buffer; fwd=bypass; detail=STORE-ERROR');
+    t.is(
+      s.runs(),
+      20,
+      'a bypass builds: every request ran the action (SPEC 7: a failed get makes the request not cacheable)',
+    );
     t.is(s.log.count(/^cache get report failed: store on fire$/), 20, 'one log line per request');
     assertLockFree(t, s.dir);
     await assertRecovers(t, s);
@@ -162,7 +176,10 @@ test('get hanging: twenty concurrent requests each get the page within cacheStor
   const responses = await timed(s.server, 20);
   assertPages(t, responses, 'while get hangs');
   const slowest = Math.max(...responses.map((r) => r.ms));
-  t.true(slowest < storeTimeout * 1000 + 50 + 1500, `the slowest answered after ${Math.round(slowest)} ms: the hang cost at most cacheStoreTimeout (${storeTimeout * 1000} ms)`);
+  t.true(
+    slowest < storeTimeout * 1000 + 50 + 1500,
+    `the slowest answered after ${Math.round(slowest)} ms: the hang cost at most cacheStoreTimeout (${storeTimeout * 1000} ms)`,
+  );
   t.true(Math.min(...responses.map((r) => r.ms)) >= storeTimeout * 1000 - 5, 'each waited out the hanging get');
   t.is(s.log.count(/^cache get report failed: cache get did not answer within 150 ms$/), 20);
   assertLockFree(t, s.dir);
@@ -180,15 +197,27 @@ for (const fault of ['throw', 'hang'] as const) {
     assertPages(t, responses, `while set ${fault}s`);
     t.is(s.runs(), 1, 'one build for all twenty');
     const statuses = responses.map((r) => r.headers['cache-status']);
-    t.is(statuses.filter((c) => c === 'koa-buffer; fwd=uri-miss; detail=STORE-ERROR').length, 1, 'the builder says the page was not stored');
-    t.is(statuses.filter((c) => c === 'koa-buffer; fwd=miss; collapsed').length, 19, 'the waiters were answered from the build');
+    t.is(
+      statuses.filter((c) => c === 'koa-buffer; fwd=uri-miss; detail=STORE-ERROR').length,
+      1,
+      'the builder says the page was not stored',
+    );
+    t.is(
+      statuses.filter((c) => c === 'koa-buffer; fwd=miss; collapsed').length,
+      19,
+      'the waiters were answered from the build',
+    );
     // Waiters are answered before the write; only the builder waits for the store, and at most cacheStoreTimeout.
     const builder = responses.find((r) => r.headers['cache-status']!.includes('STORE-ERROR'))!;
     const waiters = responses.filter((r) => r !== builder);
     // Had a waiter waited for the store, it would come cacheStoreTimeout after the builder; the margin
     // (half of it) leaves room for the order in which twenty answers are written on a loaded machine.
     t.true(Math.max(...waiters.map((r) => r.ms)) <= builder.ms + storeTimeout * 500, 'no waiter waited for the store');
-    if (fault === 'hang') t.true(builder.ms - Math.max(...waiters.map((r) => r.ms)) < storeTimeout * 1000 + 1000, `the builder answered ${Math.round(builder.ms - Math.max(...waiters.map((r) => r.ms)))} ms after its waiters`);
+    if (fault === 'hang')
+      t.true(
+        builder.ms - Math.max(...waiters.map((r) => r.ms)) < storeTimeout * 1000 + 1000,
+        `the builder answered ${Math.round(builder.ms - Math.max(...waiters.map((r) => r.ms)))} ms after its waiters`,
+      );
     t.is(s.log.count(/^cache set report failed: /), 1);
     assertLockFree(t, s.dir);
     t.is(s.store.entries.size, 0);
@@ -218,9 +247,16 @@ test('get starting to hang while another process holds the lock: the waiters get
   }
   // After the release: at most one look in progress, one lock try and one last look, each bounded: far below cacheLockTimeout (3 s).
   const late = performance.now() - released;
-  t.true(late < storeTimeout * 1000 * 2 + 1000, `every waiter answered ${Math.round(late)} ms after the lock was freed`);
+  t.true(
+    late < storeTimeout * 1000 * 2 + 1000,
+    `every waiter answered ${Math.round(late)} ms after the lock was freed`,
+  );
   t.is(s.runs(), 0, 'nobody built meanwhile');
-  t.is(s.log.count(/^cache get report failed: cache get did not answer within 150 ms$/), 1, 'the watcher logs the failing store once, not every poll');
+  t.is(
+    s.log.count(/^cache get report failed: cache get did not answer within 150 ms$/),
+    1,
+    'the watcher logs the failing store once, not every poll',
+  );
   assertLockFree(t, s.dir);
   await assertRecovers(t, s);
 });

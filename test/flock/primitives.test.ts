@@ -6,7 +6,17 @@
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, existsSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  existsSync,
+} from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addon, addonUnavailableReason, packageRoot } from '../../src/native/binding.ts';
@@ -14,7 +24,10 @@ import { LOCK_BUSY, type FlockPrimitives } from '../../src/native/types.ts';
 
 const { ELOOP, ENOENT, EACCES, EROFS, EBADF } = constants.errno;
 const run = addon ? test : test.skip;
-if (!addon) console.log(`# flock tests skipped: the native addon is unavailable (${addonUnavailableReason}); build it with npx node-gyp rebuild`);
+if (!addon)
+  console.log(
+    `# flock tests skipped: the native addon is unavailable (${addonUnavailableReason}); build it with npx node-gyp rebuild`,
+  );
 const lock: FlockPrimitives = addon!;
 const holderScript = join(packageRoot, 'test', 'fixtures', 'lock-holder.ts');
 const nodeGypBuild = createRequire(import.meta.url)('node-gyp-build') as { path(dir: string): string };
@@ -33,7 +46,10 @@ run('a second descriptor of the same file sees busy until the first unlocks', (t
   const path = join(tempDir(t), 'a.lock');
   const first = lock.openLockFile(path);
   const second = lock.openLockFile(path);
-  t.teardown(() => { lock.closeFd(first); lock.closeFd(second); });
+  t.teardown(() => {
+    lock.closeFd(first);
+    lock.closeFd(second);
+  });
   t.true(first >= 0 && second >= 0, 'both opens give a descriptor');
   t.is(lock.tryLock(first), 0, 'the first descriptor takes the lock');
   t.is(lock.tryLock(second), 1, 'the second descriptor sees busy');
@@ -98,13 +114,24 @@ run('a read-only directory gives -EACCES (or -EROFS)', (t) => {
     t.true(result === -EACCES! || result === -EROFS!, `acquire gives -EACCES, got ${result}`);
     return;
   }
-  const asNobody = { uid: 65534, gid: 65534, env: { ...process.env, HOME: dir }, encoding: 'utf8', timeout: 30_000 } as const;
+  const asNobody = {
+    uid: 65534,
+    gid: 65534,
+    env: { ...process.env, HOME: dir },
+    encoding: 'utf8',
+    timeout: 30_000,
+  } as const;
   // The lock holder needs to read the repository; where nobody cannot (a
   // checkout under /root), a copy of the addon in the temp dir does the same.
-  const canReadRepo = spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(holderScript)})`], asNobody).status === 0;
+  const canReadRepo =
+    spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(holderScript)})`], asNobody)
+      .status === 0;
   let child;
   if (canReadRepo) {
-    child = spawnSync(process.execPath, ['--import', 'tsx', holderScript, path, 'try'], { ...asNobody, cwd: packageRoot });
+    child = spawnSync(process.execPath, ['--import', 'tsx', holderScript, path, 'try'], {
+      ...asNobody,
+      cwd: packageRoot,
+    });
   } else {
     t.log('nobody cannot read the repository: running a copy of the addon from the temp dir');
     const addonCopy = join(dir, 'koa_buffer.node');
@@ -134,13 +161,20 @@ run('operations on a closed descriptor give -EBADF, and strerror takes either si
 
 run('arguments of the wrong type throw TypeErrors naming the argument', (t) => {
   const dir = tempDir(t);
-  const typeError = (name: string) => ({ instanceOf: TypeError, code: 'ERR_INVALID_ARG_TYPE', message: new RegExp(`"${name}" argument`) });
+  const typeError = (name: string) => ({
+    instanceOf: TypeError,
+    code: 'ERR_INVALID_ARG_TYPE',
+    message: new RegExp(`"${name}" argument`),
+  });
   const call = lock as unknown as Record<string, (arg?: unknown) => unknown>;
   for (const bad of [undefined, null, 5, {}, Buffer.from('/tmp/x')]) {
     t.throws(() => call.openLockFile!(bad), typeError('path'), `openLockFile(${String(bad)})`);
     t.throws(() => call.acquireLockFile!(bad), typeError('path'), `acquireLockFile(${String(bad)})`);
   }
-  t.throws(() => lock.acquireLockFile(join(dir, 'a\0b')), { instanceOf: TypeError, message: /"path" argument must be a string without NUL bytes/ });
+  t.throws(() => lock.acquireLockFile(join(dir, 'a\0b')), {
+    instanceOf: TypeError,
+    message: /"path" argument must be a string without NUL bytes/,
+  });
   t.deepEqual(readdirSync(dir), [], 'nothing was created for the path with a NUL byte');
   for (const bad of ['3', 1.5, 2 ** 31, -(2 ** 31) - 1, NaN, Infinity, undefined, 3n]) {
     for (const fn of ['tryLock', 'unlock', 'closeFd']) {

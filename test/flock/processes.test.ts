@@ -13,11 +13,18 @@ import { addon, addonUnavailableReason, packageRoot } from '../../src/native/bin
 import { LOCK_BUSY, type FlockPrimitives } from '../../src/native/types.ts';
 
 const run = addon ? test : test.skip;
-if (!addon) console.log(`# flock process tests skipped: the native addon is unavailable (${addonUnavailableReason}); build it with npx node-gyp rebuild`);
+if (!addon)
+  console.log(
+    `# flock process tests skipped: the native addon is unavailable (${addonUnavailableReason}); build it with npx node-gyp rebuild`,
+  );
 const lock: FlockPrimitives = addon!;
 const holderScript = join(packageRoot, 'test', 'fixtures', 'lock-holder.ts');
 
-interface Report { event: string; fd?: number; errno?: number }
+interface Report {
+  event: string;
+  fd?: number;
+  errno?: number;
+}
 
 function tempDir(t: ExecutionContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'kb-flock-proc-'));
@@ -41,7 +48,9 @@ function holder(t: ExecutionContext, path: string, mode = 'hold'): ChildProcess 
 async function nextReport(child: ChildProcess): Promise<Report> {
   const [message] = (await Promise.race([
     once(child, 'message'),
-    once(child, 'exit').then(([code]) => { throw new Error(`lock holder exited with ${code} before reporting`); }),
+    once(child, 'exit').then(([code]) => {
+      throw new Error(`lock holder exited with ${code} before reporting`);
+    }),
   ])) as [Report];
   return message;
 }
@@ -60,7 +69,7 @@ run('a child holds the lock, the parent sees busy; after SIGKILL the parent acqu
   await exited(child);
   t.is(child.signalCode, 'SIGKILL', 'the child died mid-lock');
   const fd = lock.acquireLockFile(path);
-  t.true(fd >= 0, 'the kernel freed the dead holder\'s lock: the first attempt succeeds');
+  t.true(fd >= 0, "the kernel freed the dead holder's lock: the first attempt succeeds");
   lock.closeFd(fd);
 });
 
@@ -83,34 +92,39 @@ run('a lock the parent holds is busy for a child process', async (t) => {
   t.true(fd >= 0);
   t.teardown(() => lock.closeFd(fd));
   const child = holder(t, path, 'try');
-  t.is((await nextReport(child)).event, 'busy', 'the child sees the parent\'s lock');
+  t.is((await nextReport(child)).event, 'busy', "the child sees the parent's lock");
   await exited(child);
 });
 
-run('a child spawned while the parent holds a lock does not keep it after the parent releases (O_CLOEXEC)', async (t) => {
-  const path = join(tempDir(t), 'cloexec.lock');
-  const fd = lock.acquireLockFile(path);
-  t.true(fd >= 0);
-  // Two bystanders: an exec'd program that keeps whatever it inherits, and a forked node.
-  const sleeper = spawn('sleep', ['60'], { stdio: 'ignore' });
-  t.teardown(() => { sleeper.kill('SIGKILL'); });
-  const idle = holder(t, path, 'idle');
-  t.is((await nextReport(idle)).event, 'ready');
-  const target = realpathSync(path); // /proc shows resolved paths
-  for (const child of [sleeper, idle]) {
-    const inherited = readdirSync(`/proc/${child.pid}/fd`).filter((entry) => {
-      try {
-        return readlinkSync(`/proc/${child.pid}/fd/${entry}`) === target;
-      } catch {
-        return false;
-      }
+run(
+  'a child spawned while the parent holds a lock does not keep it after the parent releases (O_CLOEXEC)',
+  async (t) => {
+    const path = join(tempDir(t), 'cloexec.lock');
+    const fd = lock.acquireLockFile(path);
+    t.true(fd >= 0);
+    // Two bystanders: an exec'd program that keeps whatever it inherits, and a forked node.
+    const sleeper = spawn('sleep', ['60'], { stdio: 'ignore' });
+    t.teardown(() => {
+      sleeper.kill('SIGKILL');
     });
-    t.deepEqual(inherited, [], `child ${child.pid} holds no descriptor of the lock file`);
-  }
-  t.is(lock.unlock(fd), 0);
-  t.is(lock.closeFd(fd), 0);
-  t.true(sleeper.exitCode === null && idle.exitCode === null, 'both children are still running');
-  const again = lock.acquireLockFile(path);
-  t.true(again >= 0, 'the lock is free although the children live on');
-  lock.closeFd(again);
-});
+    const idle = holder(t, path, 'idle');
+    t.is((await nextReport(idle)).event, 'ready');
+    const target = realpathSync(path); // /proc shows resolved paths
+    for (const child of [sleeper, idle]) {
+      const inherited = readdirSync(`/proc/${child.pid}/fd`).filter((entry) => {
+        try {
+          return readlinkSync(`/proc/${child.pid}/fd/${entry}`) === target;
+        } catch {
+          return false;
+        }
+      });
+      t.deepEqual(inherited, [], `child ${child.pid} holds no descriptor of the lock file`);
+    }
+    t.is(lock.unlock(fd), 0);
+    t.is(lock.closeFd(fd), 0);
+    t.true(sleeper.exitCode === null && idle.exitCode === null, 'both children are still running');
+    const again = lock.acquireLockFile(path);
+    t.true(again >= 0, 'the lock is free although the children live on');
+    lock.closeFd(again);
+  },
+);

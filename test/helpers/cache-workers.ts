@@ -23,18 +23,28 @@ export function tempDir(t: ExecutionContext, prefix: string): string {
 }
 
 /** Starts `count` servers with `config` and waits for their ports. */
-export async function startWorkers(t: ExecutionContext, count: number, config: Record<string, unknown>): Promise<Worker[]> {
-  const children = Array.from({ length: count }, () => spawnChild(t, fixture('cache-server.ts'), [JSON.stringify(config)]));
-  return Promise.all(children.map(async (child) => {
-    const { port } = await child.waitForJson<{ port?: number }>((m) => typeof m.port === 'number', 'the port');
-    return { child, port: port! };
-  }));
+export async function startWorkers(
+  t: ExecutionContext,
+  count: number,
+  config: Record<string, unknown>,
+): Promise<Worker[]> {
+  const children = Array.from({ length: count }, () =>
+    spawnChild(t, fixture('cache-server.ts'), [JSON.stringify(config)]),
+  );
+  return Promise.all(
+    children.map(async (child) => {
+      const { port } = await child.waitForJson<{ port?: number }>((m) => typeof m.port === 'number', 'the port');
+      return { child, port: port! };
+    }),
+  );
 }
 
 /** The pids the action ran in, one line per run (the run count is the truth). */
 export function runs(file: string): string[] {
   try {
-    return readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '');
   } catch {
     return [];
   }
@@ -42,14 +52,16 @@ export function runs(file: string): string[] {
 
 /** The koa-buffer log lines of `workers` at `level`. */
 export function logLines(workers: readonly Worker[], level: string): string[] {
-  return workers.flatMap((w) => w.child.lines.flatMap((line) => {
-    try {
-      const message = JSON.parse(line) as { log?: string; message?: string };
-      return message.log === level ? [message.message!] : [];
-    } catch {
-      return [];
-    }
-  }));
+  return workers.flatMap((w) =>
+    w.child.lines.flatMap((line) => {
+      try {
+        const message = JSON.parse(line) as { log?: string; message?: string };
+        return message.log === level ? [message.message!] : [];
+      } catch {
+        return [];
+      }
+    }),
+  );
 }
 
 /** How many requests of `workers` wait for a build (in their process or another): the debug lines say. */

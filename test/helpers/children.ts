@@ -102,9 +102,11 @@ export class LineChild {
     for (;;) {
       const found = this.#lines.find(match);
       if (found !== undefined) return found;
-      if (this.#exit !== undefined) throw new Error(`child exited (${JSON.stringify(this.#exit)}) before ${what}; stderr:\n${this.stderr}`);
+      if (this.#exit !== undefined)
+        throw new Error(`child exited (${JSON.stringify(this.#exit)}) before ${what}; stderr:\n${this.stderr}`);
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no ${what} from the child within ${this.#lineTimeoutMs} ms; stderr:\n${this.stderr}`);
+      if (left <= 0)
+        throw new Error(`no ${what} from the child within ${this.#lineTimeoutMs} ms; stderr:\n${this.stderr}`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.#waiters.push(() => {
@@ -134,7 +136,10 @@ export class LineChild {
   async request<T = Record<string, unknown>>(message: Record<string, unknown>): Promise<T & { id: number }> {
     const id = this.#nextId++;
     this.send(JSON.stringify({ ...message, id }));
-    return this.waitForJson<T & { id: number; done?: boolean }>((m) => m.id === id && m.done === true, `an answer to ${JSON.stringify(message)}`);
+    return this.waitForJson<T & { id: number; done?: boolean }>(
+      (m) => m.id === id && m.done === true,
+      `an answer to ${JSON.stringify(message)}`,
+    );
   }
 
   /** Sends `signal` and waits for the exit. */
@@ -169,9 +174,19 @@ export function fixture(name: string): string {
  * Starts `node --import tsx/esm file ...args` and kills it (SIGKILL) in the
  * test's teardown if it is still running.
  */
-export function spawnChild(t: ExecutionContext, file: string, args: string[] = [], options: ChildOptions = {}): LineChild {
+export function spawnChild(
+  t: ExecutionContext,
+  file: string,
+  args: string[] = [],
+  options: ChildOptions = {},
+): LineChild {
   const { nodeArgs = [], lineTimeoutMs = 15_000, ...spawnOptions } = options;
-  const child = new LineChild(process.execPath, [...nodeArgs, '--import', 'tsx/esm', file, ...args], spawnOptions, lineTimeoutMs);
+  const child = new LineChild(
+    process.execPath,
+    [...nodeArgs, '--import', 'tsx/esm', file, ...args],
+    spawnOptions,
+    lineTimeoutMs,
+  );
   t.teardown(async () => {
     child.killGroup();
     await child.kill('SIGKILL');
@@ -180,7 +195,12 @@ export function spawnChild(t: ExecutionContext, file: string, args: string[] = [
 }
 
 /** Starts any program (no tsx) and kills it in teardown. */
-export function spawnProgram(t: ExecutionContext, command: string, args: string[] = [], options: ChildOptions = {}): LineChild {
+export function spawnProgram(
+  t: ExecutionContext,
+  command: string,
+  args: string[] = [],
+  options: ChildOptions = {},
+): LineChild {
   const { lineTimeoutMs = 15_000, nodeArgs: _ignored, ...spawnOptions } = options;
   const child = new LineChild(command, args, spawnOptions, lineTimeoutMs);
   t.teardown(async () => {

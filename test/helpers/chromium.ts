@@ -110,7 +110,9 @@ function measure(style: string): Omit<Rendering, 'url'> {
   const links: string[] = [];
   for (const el of Array.from(document.querySelectorAll('a[href], img[src]'))) {
     const url = el.localName === 'a' ? el.href : el.src;
-    links.push(typeof url === 'string' ? url.replace(/^[a-z][a-z0-9+.-]*:/i, '') : `(not a URL string: ${String(url)})`);
+    links.push(
+      typeof url === 'string' ? url.replace(/^[a-z][a-z0-9+.-]*:/i, '') : `(not a URL string: ${String(url)})`,
+    );
   }
   const result = {
     text: document.body ? document.body.innerText : null,
@@ -179,7 +181,10 @@ export class Renderer {
     if (urls.size !== pages.length) throw new Error('render: the URLs of one batch must be distinct');
     const host = `http://render.test/batch-${++this.batch}`;
     const frames = pages
-      .map((p) => `<iframe src="${p.url.replace(/&/g, '&amp;').replace(/"/g, '&quot;')}" width="${VIEWPORT.width}" height="${VIEWPORT.height}" style="display:block;border:0"></iframe>`)
+      .map(
+        (p) =>
+          `<iframe src="${p.url.replace(/&/g, '&amp;').replace(/"/g, '&quot;')}" width="${VIEWPORT.width}" height="${VIEWPORT.height}" style="display:block;border:0"></iframe>`,
+      )
       .join('');
     this.served = new Map(pages.map((p) => [p.url, p.body]));
     this.served.set(host, Buffer.from(`<!DOCTYPE html><body style="margin:0">${frames}</body>`));
@@ -221,7 +226,10 @@ export function firstDifference(a: Rendering, b: Rendering): string | undefined 
   for (let i = 0; i < n; i++) {
     const [x, y] = [a.elements[i]!, b.elements[i]!];
     if (x.join() !== y.join()) {
-      const path = a.elements.slice(Math.max(0, i - 3), i).map((e) => e[0]).join(' … ');
+      const path = a.elements
+        .slice(Math.max(0, i - 3), i)
+        .map((e) => e[0])
+        .join(' … ');
       return `element ${i} (${x[0]}, after ${path}) box [${x.slice(1).join(', ')}] became ${y[0]} [${y.slice(1).join(', ')}]`;
     }
   }

@@ -7,7 +7,10 @@ import { native, twins } from '../../src/native/core.ts';
 import type { CoreImplementation } from '../../src/native/types.ts';
 
 export const impls: Array<[name: 'native' | 'twin', impl: CoreImplementation]> = native
-  ? [['native', native], ['twin', twins]]
+  ? [
+      ['native', native],
+      ['twin', twins],
+    ]
   : [['twin', twins]];
 
 export { native, twins };

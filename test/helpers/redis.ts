@@ -23,7 +23,10 @@ export const redisSkipReason: string | undefined =
 
 /** Why tests that stop and restart Redis cannot run here, or undefined. */
 export const restartSkipReason: string | undefined =
-  redisSkipReason ?? (externalUrl !== undefined ? 'stopping Redis needs the redis-server the test starts itself; unset KOA_BUFFER_REDIS_URL' : undefined);
+  redisSkipReason ??
+  (externalUrl !== undefined
+    ? 'stopping Redis needs the redis-server the test starts itself; unset KOA_BUFFER_REDIS_URL'
+    : undefined);
 
 /** `test`, or `test.skip` with the reason in the title when Redis is unavailable. */
 export function redisTest(title: string, implementation: Implementation<[]>): void {
@@ -65,7 +68,12 @@ export async function useRedis(t: ExecutionContext): Promise<TestRedis> {
 }
 
 async function pingUrl(url: string): Promise<void> {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 2000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();

@@ -55,23 +55,31 @@ export async function serve(t: ExecutionContext, app: Koa | Koa.Middleware[]): P
 }
 
 /** One request over a fresh connection, with exactly the headers given (plus Host). */
-export function rawRequest(port: number, path: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<RawResponse> {
+export function rawRequest(
+  port: number,
+  path: string,
+  options: { method?: string; headers?: Record<string, string> } = {},
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: options.headers ?? {}, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', reject);
-      res.on('end', () => {
-        const rawHeaders: Array<[string, string]> = [];
-        for (let i = 0; i < res.rawHeaders.length; i += 2) rawHeaders.push([res.rawHeaders[i]!, res.rawHeaders[i + 1]!]);
-        const headers: Record<string, string> = {};
-        for (const [name, value] of rawHeaders) {
-          const lower = name.toLowerCase();
-          headers[lower] = lower in headers ? `${headers[lower]}, ${value}` : value;
-        }
-        resolve({ status: res.statusCode!, headers, rawHeaders, body: Buffer.concat(chunks) });
-      });
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: options.headers ?? {}, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const rawHeaders: Array<[string, string]> = [];
+          for (let i = 0; i < res.rawHeaders.length; i += 2)
+            rawHeaders.push([res.rawHeaders[i]!, res.rawHeaders[i + 1]!]);
+          const headers: Record<string, string> = {};
+          for (const [name, value] of rawHeaders) {
+            const lower = name.toLowerCase();
+            headers[lower] = lower in headers ? `${headers[lower]}, ${value}` : value;
+          }
+          resolve({ status: res.statusCode!, headers, rawHeaders, body: Buffer.concat(chunks) });
+        });
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -96,7 +104,14 @@ export function decode(response: RawResponse): Buffer {
 }
 
 /** A logger that keeps every line, for asserting on the pipeline's decisions. */
-export function recordingLogger(): { lines: Array<{ level: string; message: string }>; debug(m: string): void; info(m: string): void; warn(m: string): void; error(m: string): void; count(pattern: RegExp): number } {
+export function recordingLogger(): {
+  lines: Array<{ level: string; message: string }>;
+  debug(m: string): void;
+  info(m: string): void;
+  warn(m: string): void;
+  error(m: string): void;
+  count(pattern: RegExp): number;
+} {
   const lines: Array<{ level: string; message: string }> = [];
   return {
     lines,

@@ -118,8 +118,14 @@ async function startHost(t: ExecutionContext): Promise<Host> {
   const dir = mkdtempSync(join(tmpdir(), 'kb-load-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   // Its own process group, so the workers go with the primary in teardown.
-  const child = spawnChild(t, fixture('load-cluster.ts'), [JSON.stringify({ dir })], { group: true, lineTimeoutMs: 30_000 });
-  const ready = await child.waitForJson<{ port?: number; workers?: number[] }>((m) => typeof m.port === 'number', 'both workers to listen');
+  const child = spawnChild(t, fixture('load-cluster.ts'), [JSON.stringify({ dir })], {
+    group: true,
+    lineTimeoutMs: 30_000,
+  });
+  const ready = await child.waitForJson<{ port?: number; workers?: number[] }>(
+    (m) => typeof m.port === 'number',
+    'both workers to listen',
+  );
   return { child, port: ready.port!, workers: ready.workers!, dir };
 }
 
@@ -182,7 +188,8 @@ class Verifier {
     } catch (error) {
       return `does not decode: ${(error as Error).message}`;
     }
-    if (!decoded.equals(this.entity(route.path, query ?? ''))) return `${decoded.length} bytes that differ from the page`;
+    if (!decoded.equals(this.entity(route.path, query ?? '')))
+      return `${decoded.length} bytes that differ from the page`;
     // Misses are unique: remembering them would only fill memory.
     if (query === undefined && (proven?.length ?? 0) < 4) this.#proven.set(key, [...(proven ?? []), raw]);
     return undefined;
@@ -246,7 +253,13 @@ test('a 2-worker cluster with a SQLite cache and cacheLockDir under 100 connecti
       return { ...base, path: query === undefined ? route.path : `${route.path}?${query}`, headers };
     },
     onResponse: (status: number, _body: string, context: Record<string, unknown>, responseHeaders: Headers) => {
-      verifier.check(context.route as Route, status, Buffer.concat(lastChunks ?? []), responseHeaders, context.query as string | undefined);
+      verifier.check(
+        context.route as Route,
+        status,
+        Buffer.concat(lastChunks ?? []),
+        responseHeaders,
+        context.query as string | undefined,
+      );
     },
   };
 
@@ -274,7 +287,14 @@ test('a 2-worker cluster with a SQLite cache and cacheLockDir under 100 connecti
   }, 200);
   t.teardown(() => clearInterval(sampler));
 
-  const result = await autocannon({ url: `http://127.0.0.1:${port}`, connections, duration: seconds, requests: [request], setupClient, excludeErrorStats: false });
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections,
+    duration: seconds,
+    requests: [request],
+    setupClient,
+    excludeErrorStats: false,
+  });
   clearInterval(sampler);
 
   // Let autocannon's connections close on the server side.
@@ -299,24 +319,42 @@ test('a 2-worker cluster with a SQLite cache and cacheLockDir under 100 connecti
   t.is(verifier.mismatches, 0);
   t.is(result.errors, 0, 'no connection errors');
   t.is(result.timeouts, 0, 'no timeouts');
-  t.true(verifier.checked >= result.requests.total, `every response was checked (${verifier.checked} of ${result.requests.total})`);
-  t.true((verifier.statuses.get('miss br 200') ?? 0) > 0 && (verifier.statuses.get('small 304 br 304') ?? 0) > 0, 'the mix held misses and 304s');
+  t.true(
+    verifier.checked >= result.requests.total,
+    `every response was checked (${verifier.checked} of ${result.requests.total})`,
+  );
+  t.true(
+    (verifier.statuses.get('miss br 200') ?? 0) > 0 && (verifier.statuses.get('small 304 br 304') ?? 0) > 0,
+    'the mix held misses and 304s',
+  );
 
   const logged = host.child.lines.filter((line) => /"log":|"exit":|"error":/.test(line));
   t.deepEqual(logged, [], 'no worker logged a warning or error, and none ended');
 
   workers.forEach((pid, i) => {
-    t.true(fdsAfter[i]! <= fdsBefore[i]! + fdSlack, `worker ${pid}: ${fdsBefore[i]} descriptors before, ${fdsAfter[i]} after`);
+    t.true(
+      fdsAfter[i]! <= fdsBefore[i]! + fdSlack,
+      `worker ${pid}: ${fdsBefore[i]} descriptors before, ${fdsAfter[i]} after`,
+    );
     // Settled: in the last third of the run RSS rises no more than the bound above its peak before it.
     const samples = rss[i]!;
     const cut = (seconds * 1000 * 2) / 3;
     const before = Math.max(...samples.filter(([at]) => at < cut).map(([, bytes]) => bytes));
     const last = Math.max(...samples.filter(([at]) => at >= cut).map(([, bytes]) => bytes));
-    t.true(last - before <= rssSettleBound, `worker ${pid}: RSS rose ${mib(last - before)} in the last third (bound ${mib(rssSettleBound)})`);
+    t.true(
+      last - before <= rssSettleBound,
+      `worker ${pid}: RSS rose ${mib(last - before)} in the last third (bound ${mib(rssSettleBound)})`,
+    );
   });
 
-  t.true(lockFiles.every((name) => /^[0-9a-f]{32}\.lock$/.test(name)), 'only lock files in the lock directory');
-  t.true(lockFiles.length <= misses + Object.keys(paths).length, `at most one lock file per key: ${lockFiles.length} files, ${misses + 3} keys`);
+  t.true(
+    lockFiles.every((name) => /^[0-9a-f]{32}\.lock$/.test(name)),
+    'only lock files in the lock directory',
+  );
+  t.true(
+    lockFiles.length <= misses + Object.keys(paths).length,
+    `at most one lock file per key: ${lockFiles.length} files, ${misses + 3} keys`,
+  );
 
   // Still serving after the load.
   const after = await rawRequest(port, paths.small, { headers: { 'accept-encoding': 'br' } });

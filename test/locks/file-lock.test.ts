@@ -5,7 +5,18 @@
 import test, { type ExecutionContext } from 'ava';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as tick } from 'node:timers/promises';
@@ -73,7 +84,9 @@ test('a dir that is not a non-empty string throws option_cache_lock_dir, in the 
   t.throws(() => new FileLock(undefined as never), { instanceOf: BufferOptionError, message: /cacheLockDir must be/ });
   const worded = t.throws(() => new FileLock({ dir: '', messages: { option_cache_lock_dir: 'Verzeichnis fehlt' } }));
   t.is(worded?.message, 'koa-buffer: Verzeichnis fehlt');
-  const bad = t.throws(() => new FileLock({ dir: tempDir(t), messages: 7 as never }), { instanceOf: BufferOptionError });
+  const bad = t.throws(() => new FileLock({ dir: tempDir(t), messages: 7 as never }), {
+    instanceOf: BufferOptionError,
+  });
   t.is(bad?.key, 'option_messages');
 });
 
@@ -101,13 +114,22 @@ test('a directory this process cannot write to throws lock_dir_not_writable', as
     chmodSync(dir, 0o755);
     const construct = fixture('lock-construct.ts');
     const asNobody = { uid: 65534, gid: 65534, env: { ...process.env, HOME: tmpdir() } };
-    const nobodyReads = spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(construct)})`], asNobody).status === 0;
+    const nobodyReads =
+      spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(construct)})`], asNobody).status ===
+      0;
     let child: LineChild;
     if (nobodyReads) {
       child = spawnChild(t, construct, [locked], asNobody);
     } else if (!spawnSync('setpriv', ['--version']).error) {
       t.log('nobody cannot read the checkout: asking as root without CAP_DAC_OVERRIDE');
-      const drop = ['--bounding-set=-dac_override,-dac_read_search', process.execPath, '--import', 'tsx/esm', construct, locked];
+      const drop = [
+        '--bounding-set=-dac_override,-dac_read_search',
+        process.execPath,
+        '--import',
+        'tsx/esm',
+        construct,
+        locked,
+      ];
       child = spawnProgram(t, 'setpriv', drop);
     } else {
       t.log('skipped: nobody cannot read the checkout and setpriv is missing; install util-linux');
@@ -130,7 +152,9 @@ test('a directory this process cannot write to throws lock_dir_not_writable', as
 });
 
 test('without the native addon, FileLock throws KB_NATIVE_UNAVAILABLE: flock has no twin', async (t) => {
-  const child = spawnChild(t, fixture('lock-construct.ts'), [tempDir(t)], { env: { ...process.env, KOA_BUFFER_NATIVE: '0' } });
+  const child = spawnChild(t, fixture('lock-construct.ts'), [tempDir(t)], {
+    env: { ...process.env, KOA_BUFFER_NATIVE: '0' },
+  });
   const answer = await child.waitForJson(() => true, 'the constructor’s answer');
   t.is(answer.code, 'KB_NATIVE_UNAVAILABLE');
   t.regex(String(answer.message), /FileLock needs the native addon/);
@@ -289,7 +313,10 @@ test('(7) release(null), release(undefined) and a second release return [true, u
   t.deepEqual(lock.release(guard), [true, undefined], 'a second release');
   t.deepEqual(lock.acquire('k'), [null, undefined], 'did not free the next holder');
   lock.release(next);
-  t.deepEqual(lock.release({} as FileLockGuard), [false, 'release or expire was given something that is not a guard of this lock']);
+  t.deepEqual(lock.release({} as FileLockGuard), [
+    false,
+    'release or expire was given something that is not a guard of this lock',
+  ]);
 });
 
 // ---- (8) fork: here, a spawned child does not inherit the lock ----
@@ -369,7 +396,10 @@ test('a pathFor that throws becomes a lock_path_failed message', (t) => {
       throw new Error('no shard today');
     }
   }
-  t.deepEqual(new Broken({ dir: tempDir(t) }).acquire('k'), [null, 'cannot build the lock file path for key k: no shard today']);
+  t.deepEqual(new Broken({ dir: tempDir(t) }).acquire('k'), [
+    null,
+    'cannot build the lock file path for key k: no shard today',
+  ]);
 });
 
 test('thousands of acquire, busy and release cycles leave no descriptor behind', (t) => {

@@ -130,7 +130,10 @@ test('an interval timer keeps firing while a lock waits: waiting never blocks th
   clearInterval(interval);
   t.is(error, 'timeout');
   t.true(ticks >= 10, `the 10 ms interval fired ${ticks} times during a 300 ms wait`);
-  t.true(delay.max / 1e6 < 250, `the event loop never stalled for the whole wait (max delay ${(delay.max / 1e6).toFixed(1)} ms)`);
+  t.true(
+    delay.max / 1e6 < 250,
+    `the event loop never stalled for the whole wait (max delay ${(delay.max / 1e6).toFixed(1)} ms)`,
+  );
 });
 
 test('exptime frees a MemoryLock whose holder never unlocks, and the late unlock says it was lost', async (t) => {
@@ -184,8 +187,15 @@ test('a backend that throws or answers nonsense is a failure message, never a th
   t.false(lock.locked, 'a failed lock() leaves the instance free');
   const odd = { acquire: () => 'yes', release: () => [true, undefined] } as unknown as LockBackend;
   t.deepEqual(await new Lock(odd).lock('k'), [null, 'the lock backend failed: "yes"']);
-  const undefinedBusy = { acquire: () => [undefined, undefined], release: () => [true, undefined] } as unknown as LockBackend;
-  t.deepEqual(await new Lock(undefinedBusy, { timeout: 0 }).lock('k'), [null, 'timeout'], 'undefined as guard means busy');
+  const undefinedBusy = {
+    acquire: () => [undefined, undefined],
+    release: () => [true, undefined],
+  } as unknown as LockBackend;
+  t.deepEqual(
+    await new Lock(undefinedBusy, { timeout: 0 }).lock('k'),
+    [null, 'timeout'],
+    'undefined as guard means busy',
+  );
 });
 
 test('bad options throw TypeError or RangeError naming the option', (t) => {
@@ -208,14 +218,20 @@ test('bad options throw TypeError or RangeError naming the option', (t) => {
     t.throws(() => new Lock(memory, options), { instanceOf: type, message }, JSON.stringify(options));
   }
   t.throws(() => new Lock({} as LockBackend), { instanceOf: TypeError, message: /acquire\(\) and release\(\)/ });
-  t.notThrows(() => new Lock(memory, { timeout: 30, exptime: 30, ratio: 1 }), 'timeout equal to exptime and ratio 1 are fine');
+  t.notThrows(
+    () => new Lock(memory, { timeout: 30, exptime: 30, ratio: 1 }),
+    'timeout equal to exptime and ratio 1 are fine',
+  );
 });
 
 test('expire() with a bad ttl throws naming it', async (t) => {
   const lock = new Lock(new MemoryLock());
   await lock.lock('k');
   await t.throwsAsync(lock.expire(0), { instanceOf: RangeError, message: /ttl must be greater than 0/ });
-  await t.throwsAsync(lock.expire('1' as unknown as number), { instanceOf: TypeError, message: /ttl must be a finite number/ });
+  await t.throwsAsync(lock.expire('1' as unknown as number), {
+    instanceOf: TypeError,
+    message: /ttl must be a finite number/,
+  });
 });
 
 test('concurrent waiters on one key all get it in turn', async (t) => {

@@ -61,7 +61,11 @@ test('expire extends a held lock and refuses a lost one', async (t) => {
 
 test('bad keys, ttls and guards come back as messages, never as throws', (t) => {
   const locks = new MemoryLock({ messages: { lock_key_undefined: 'kein Schlüssel' } });
-  t.deepEqual(locks.acquire(undefined as unknown as string), [null, 'kein Schlüssel'], 'the override words the message');
+  t.deepEqual(
+    locks.acquire(undefined as unknown as string),
+    [null, 'kein Schlüssel'],
+    'the override words the message',
+  );
   t.deepEqual(locks.acquire(42 as unknown as string), [null, 'cache key must be a string, not number']);
   for (const ttl of [0, -1, Number.NaN, Infinity, '5' as unknown as number]) {
     const [guard, error] = locks.acquire('k', { ttl });
@@ -69,7 +73,10 @@ test('bad keys, ttls and guards come back as messages, never as throws', (t) => 
     t.regex(error!, /ttl must be a positive number/, `ttl ${String(ttl)} is refused`);
   }
   const [foreign] = new MemoryLock().acquire('k');
-  t.deepEqual(locks.release(foreign), [false, 'release or expire was given something that is not a guard of this lock']);
+  t.deepEqual(locks.release(foreign), [
+    false,
+    'release or expire was given something that is not a guard of this lock',
+  ]);
   const [guard] = locks.acquire('k');
   t.regex(locks.expire(guard!, 0)[1]!, /ttl must be a positive number/);
 });
@@ -78,7 +85,8 @@ test('the empty string, emoji and a 100 KB key are distinct keys', (t) => {
   const locks = new MemoryLock();
   const big = 'x'.repeat(100 * 1024);
   for (const key of ['', '🔒🦊', big]) t.truthy(locks.acquire(key)[0], `key of length ${key.length} is taken`);
-  for (const key of ['', '🔒🦊', big]) t.deepEqual(locks.acquire(key), [null, undefined], `key of length ${key.length} is busy`);
+  for (const key of ['', '🔒🦊', big])
+    t.deepEqual(locks.acquire(key), [null, undefined], `key of length ${key.length} is busy`);
   t.truthy(locks.acquire(`${big}y`)[0], 'a key differing in its last character is another lock');
   t.is(locks.size, 4);
 });
@@ -86,6 +94,8 @@ test('the empty string, emoji and a 100 KB key are distinct keys', (t) => {
 test('messages accept a Messages instance, and a bad messages option throws', (t) => {
   const locks = new MemoryLock({ messages: new Messages({ lock_key_undefined: 'no key' }) });
   t.deepEqual(locks.acquire(null as unknown as string), [null, 'no key']);
-  const error = t.throws(() => new MemoryLock({ messages: 'nope' as unknown as Messages }), { instanceOf: BufferOptionError });
+  const error = t.throws(() => new MemoryLock({ messages: 'nope' as unknown as Messages }), {
+    instanceOf: BufferOptionError,
+  });
   t.is(error?.key, 'option_messages');
 });

@@ -103,7 +103,11 @@ redisTest('the waiting Lock over Redis: exptime frees a forgotten lock, expire()
 
   t.deepEqual(await waiter.expire(0.2), [true, undefined]);
   t.deepEqual(await waiter.expire(5), [true, undefined]);
-  t.deepEqual(await new Lock(backend, { timeout: 0.4 }).lock('k'), [null, 'timeout'], 'held past the 0.2 s it was shortened to');
+  t.deepEqual(
+    await new Lock(backend, { timeout: 0.4 }).lock('k'),
+    [null, 'timeout'],
+    'held past the 0.2 s it was shortened to',
+  );
   t.deepEqual(await waiter.unlock(), [true, undefined]);
 });
 
@@ -119,8 +123,10 @@ redisTest('the empty string, emoji and a 100 KB key are distinct keys', async (t
   const redis = await useRedis(t);
   const lock = lockOn(t, redis);
   const big = '🔑'.repeat(50 * 1024);
-  for (const key of ['', '🔒🦊', big]) t.truthy((await lock.acquire(key))[0], `key of ${key.length} UTF-16 units is taken`);
-  for (const key of ['', '🔒🦊', big]) t.deepEqual(await lock.acquire(key), [null, undefined], `key of ${key.length} units is busy`);
+  for (const key of ['', '🔒🦊', big])
+    t.truthy((await lock.acquire(key))[0], `key of ${key.length} UTF-16 units is taken`);
+  for (const key of ['', '🔒🦊', big])
+    t.deepEqual(await lock.acquire(key), [null, undefined], `key of ${key.length} units is busy`);
   t.truthy((await lock.acquire(`${big}!`))[0], 'a key differing at its end is another lock');
   t.deepEqual(await lock.acquire(undefined as unknown as string), [null, 'cache key is not defined']);
 });
@@ -160,17 +166,24 @@ test('bad options throw BufferOptionError naming them', (t) => {
     t.is(error?.key, 'option_lock_redis', `redis ${JSON.stringify(redis)}`);
   }
   for (const ttl of [0, -1, Number.NaN, '60']) {
-    const error = t.throws(() => new RedisLock({ redis: 'redis://127.0.0.1:1', ttl } as never), { instanceOf: BufferOptionError });
+    const error = t.throws(() => new RedisLock({ redis: 'redis://127.0.0.1:1', ttl } as never), {
+      instanceOf: BufferOptionError,
+    });
     t.is(error?.key, 'option_lock_ttl', `ttl ${String(ttl)}`);
   }
-  const error = t.throws(() => new RedisLock({ redis: 'redis://127.0.0.1:1', namespace: 7 } as never), { instanceOf: BufferOptionError });
+  const error = t.throws(() => new RedisLock({ redis: 'redis://127.0.0.1:1', namespace: 7 } as never), {
+    instanceOf: BufferOptionError,
+  });
   t.is(error?.key, 'option_lock_namespace');
   t.is(new RedisLock({ redis: 'redis://127.0.0.1:1', ttl: 90 }).ttl, 90, 'ttl is public');
 });
 
 test('an unreachable Redis answers with a message within about a second, never a hang', async (t) => {
   const port = await freePort();
-  const lock = new RedisLock({ redis: `redis://127.0.0.1:${port}`, messages: { redis_lock_failed: 'no Redis for %{key}: %{error}' } });
+  const lock = new RedisLock({
+    redis: `redis://127.0.0.1:${port}`,
+    messages: { redis_lock_failed: 'no Redis for %{key}: %{error}' },
+  });
   t.teardown(() => lock.close());
   for (let i = 0; i < 2; i++) {
     const started = performance.now();
@@ -182,64 +195,80 @@ test('an unreachable Redis answers with a message within about a second, never a
   }
 });
 
-redisRestartTest('Redis stopped mid-test: calls answer with a message at once, and the lock works again after a restart', async (t) => {
-  const redis = await useRedis(t);
-  const lock = lockOn(t, redis);
-  const [held] = await lock.acquire('k');
-  t.truthy(held);
-  await redis.stop();
-  for (const call of [() => lock.acquire('other'), () => lock.release(held), () => lock.expire(held!, 5)]) {
-    const started = performance.now();
-    const [ok, error] = await call();
-    const took = performance.now() - started;
-    t.falsy(ok);
-    t.regex(error ?? '', /Redis (lock|unlock|expire) .* failed/);
-    t.true(took < 1200, `answered in ${took.toFixed(0)} ms`);
-  }
-  await redis.start();
-  // ioredis reconnects on its own schedule (at most 500 ms apart); poll rather than guess.
-  const deadline = Date.now() + 5000;
-  let result = await lock.acquire('after');
-  while (result[0] === null && Date.now() < deadline) {
-    await sleep(50);
-    result = await lock.acquire('after');
-  }
-  t.truthy(result[0], `taken after the restart (last answer ${String(result[1])})`);
-  t.deepEqual(await lock.release(result[0]), [true, undefined]);
-  const [released, lost] = await lock.release(held);
-  t.false(released, 'a Redis without persistence forgot the lock taken before it stopped');
-  t.regex(lost ?? '', /no longer held/, 'and the release from before says so');
-});
+redisRestartTest(
+  'Redis stopped mid-test: calls answer with a message at once, and the lock works again after a restart',
+  async (t) => {
+    const redis = await useRedis(t);
+    const lock = lockOn(t, redis);
+    const [held] = await lock.acquire('k');
+    t.truthy(held);
+    await redis.stop();
+    for (const call of [() => lock.acquire('other'), () => lock.release(held), () => lock.expire(held!, 5)]) {
+      const started = performance.now();
+      const [ok, error] = await call();
+      const took = performance.now() - started;
+      t.falsy(ok);
+      t.regex(error ?? '', /Redis (lock|unlock|expire) .* failed/);
+      t.true(took < 1200, `answered in ${took.toFixed(0)} ms`);
+    }
+    await redis.start();
+    // ioredis reconnects on its own schedule (at most 500 ms apart); poll rather than guess.
+    const deadline = Date.now() + 5000;
+    let result = await lock.acquire('after');
+    while (result[0] === null && Date.now() < deadline) {
+      await sleep(50);
+      result = await lock.acquire('after');
+    }
+    t.truthy(result[0], `taken after the restart (last answer ${String(result[1])})`);
+    t.deepEqual(await lock.release(result[0]), [true, undefined]);
+    const [released, lost] = await lock.release(held);
+    t.false(released, 'a Redis without persistence forgot the lock taken before it stopped');
+    t.regex(lost ?? '', /no longer held/, 'and the release from before says so');
+  },
+);
 
-redisTest('three processes: a holder killed mid-lock is taken over only after its 2 s ttl, and a third waits for the second', async (t) => {
-  const redis = await useRedis(t);
-  const agent = fixture('lock-agent.ts');
-  const [a, b, c] = [0, 1, 2].map(() => spawnChild(t, agent, ['redis', redis.url, '2'])) as [ReturnType<typeof spawnChild>, ReturnType<typeof spawnChild>, ReturnType<typeof spawnChild>];
-  await Promise.all([a, b, c].map((child) => child.waitForJson((m) => m.ready === true, 'ready')));
-  const key = `${redis.namespace}three`;
+redisTest(
+  'three processes: a holder killed mid-lock is taken over only after its 2 s ttl, and a third waits for the second',
+  async (t) => {
+    const redis = await useRedis(t);
+    const agent = fixture('lock-agent.ts');
+    const [a, b, c] = [0, 1, 2].map(() => spawnChild(t, agent, ['redis', redis.url, '2'])) as [
+      ReturnType<typeof spawnChild>,
+      ReturnType<typeof spawnChild>,
+      ReturnType<typeof spawnChild>,
+    ];
+    await Promise.all([a, b, c].map((child) => child.waitForJson((m) => m.ready === true, 'ready')));
+    const key = `${redis.namespace}three`;
 
-  const taken = await a.request({ op: 'acquire', key });
-  t.true(taken.taken, 'A takes the lock with a 2 s ttl');
-  await a.kill('SIGKILL');
-  t.false((await c.request({ op: 'acquire', key })).taken, 'the dead holder’s lock is still busy: Redis cannot know it died');
+    const taken = await a.request({ op: 'acquire', key });
+    t.true(taken.taken, 'A takes the lock with a 2 s ttl');
+    await a.kill('SIGKILL');
+    t.false(
+      (await c.request({ op: 'acquire', key })).taken,
+      'the dead holder’s lock is still busy: Redis cannot know it died',
+    );
 
-  // B waits for the lock; its sleeps are capped at 50 ms so it notices the ttl soon after it runs out.
-  const bLock = await b.request({ op: 'lock', key, options: { timeout: 5, exptime: 10, maxStep: 0.05 } });
-  t.is(bLock.error, undefined, 'B gets the lock once the ttl ran out');
-  // Measured from just before A's SET: the ttl cannot have run out earlier than 2 s after that.
-  const heldAfter = ms(bLock.at) - ms(taken.before);
-  t.true(heldAfter >= 1990, `B got it ${heldAfter} ms after A asked for it, not before the 2 s ttl`);
-  t.true(heldAfter < 3000, `and soon after (${heldAfter} ms)`);
+    // B waits for the lock; its sleeps are capped at 50 ms so it notices the ttl soon after it runs out.
+    const bLock = await b.request({ op: 'lock', key, options: { timeout: 5, exptime: 10, maxStep: 0.05 } });
+    t.is(bLock.error, undefined, 'B gets the lock once the ttl ran out');
+    // Measured from just before A's SET: the ttl cannot have run out earlier than 2 s after that.
+    const heldAfter = ms(bLock.at) - ms(taken.before);
+    t.true(heldAfter >= 1990, `B got it ${heldAfter} ms after A asked for it, not before the 2 s ttl`);
+    t.true(heldAfter < 3000, `and soon after (${heldAfter} ms)`);
 
-  // C waits while B holds (B's exptime 10 s is far away): only B's unlock lets it in.
-  c.send(JSON.stringify({ op: 'lock', key, options: { timeout: 5, exptime: 5, maxStep: 0.05 }, id: 99 }));
-  await c.waitForJson((m) => m.id === 99 && m.started === true, 'C waiting');
-  await sleep(300);
-  t.false(c.lines.some((line) => line.includes('"id":99') && line.includes('"done":true')), 'C is still blocked while B holds');
-  const unlocked = await b.request({ op: 'unlock', key });
-  t.true(unlocked.ok);
-  const cLock = await c.waitForJson((m) => m.id === 99 && m.done === true, 'C’s lock');
-  t.is(cLock.error, undefined);
-  t.true(ms(cLock.at) >= ms(unlocked.at), 'C got it after B let go');
-  t.true((cLock.elapsed as number) > 0, 'C had to wait');
-});
+    // C waits while B holds (B's exptime 10 s is far away): only B's unlock lets it in.
+    c.send(JSON.stringify({ op: 'lock', key, options: { timeout: 5, exptime: 5, maxStep: 0.05 }, id: 99 }));
+    await c.waitForJson((m) => m.id === 99 && m.started === true, 'C waiting');
+    await sleep(300);
+    t.false(
+      c.lines.some((line) => line.includes('"id":99') && line.includes('"done":true')),
+      'C is still blocked while B holds',
+    );
+    const unlocked = await b.request({ op: 'unlock', key });
+    t.true(unlocked.ok);
+    const cLock = await c.waitForJson((m) => m.id === 99 && m.done === true, 'C’s lock');
+    t.is(cLock.error, undefined);
+    t.true(ms(cLock.at) >= ms(unlocked.at), 'C got it after B let go');
+    t.true((cLock.elapsed as number) > 0, 'C had to wait');
+  },
+);

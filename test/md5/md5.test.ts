@@ -32,8 +32,17 @@ function utf8(s: string): Buffer {
 }
 
 const typedArrayKinds = [
-  Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array,
-  Float32Array, Float64Array, BigInt64Array, BigUint64Array,
+  Int8Array,
+  Uint8Array,
+  Uint8ClampedArray,
+  Int16Array,
+  Uint16Array,
+  Int32Array,
+  Uint32Array,
+  Float32Array,
+  Float64Array,
+  BigInt64Array,
+  BigUint64Array,
 ] as const;
 
 for (const [name, impl] of impls) {
@@ -78,9 +87,24 @@ for (const [name, impl] of impls) {
 
   test(`${name}: strings hash as UTF-8, emoji whole and lone surrogates as U+FFFD`, (t) => {
     const cases = [
-      '', 'abc', 'é', '日本語', '😀', '👩‍👩‍👧', '\ud800', '\udc00', 'x\ud83d', '\ude00x', '\ud83d\ude00\ud83d',
-      'a'.repeat(1023), 'é'.repeat(1024), '€'.repeat(1025), '😀'.repeat(600), '€'.repeat(1024) + '\ud800',
-      '\udfff'.repeat(5000), 'x'.repeat(MiB),
+      '',
+      'abc',
+      'é',
+      '日本語',
+      '😀',
+      '👩‍👩‍👧',
+      '\ud800',
+      '\udc00',
+      'x\ud83d',
+      '\ude00x',
+      '\ud83d\ude00\ud83d',
+      'a'.repeat(1023),
+      'é'.repeat(1024),
+      '€'.repeat(1025),
+      '😀'.repeat(600),
+      '€'.repeat(1024) + '\ud800',
+      '\udfff'.repeat(5000),
+      'x'.repeat(MiB),
     ];
     for (const s of cases) {
       const expected = reference(utf8(s)).toString('hex');
@@ -119,9 +143,17 @@ for (const [name, impl] of impls) {
   test(`${name}: a view whose byteLength property is redefined is hashed over its real bytes`, (t) => {
     const backing = new ArrayBuffer(1024);
     bytes(1024, 5).copy(new Uint8Array(backing));
-    for (const view of [new Float64Array(backing, 8, 4), new Uint8Array(backing, 8, 32), new DataView(backing, 8, 32)]) {
+    for (const view of [
+      new Float64Array(backing, 8, 4),
+      new Uint8Array(backing, 8, 32),
+      new DataView(backing, 8, 32),
+    ]) {
       Object.defineProperty(view, 'byteLength', { value: 1 << 30 });
-      t.is(impl.md5(view), reference(Buffer.from(backing, 8, 32)).toString('hex'), `${view.constructor.name} is 32 bytes`);
+      t.is(
+        impl.md5(view),
+        reference(Buffer.from(backing, 8, 32)).toString('hex'),
+        `${view.constructor.name} is 32 bytes`,
+      );
     }
   });
 
@@ -132,7 +164,10 @@ for (const [name, impl] of impls) {
     t.is(impl.md5(pooled), expected);
     const sliced = pooled.subarray(2, 7);
     t.is(impl.md5(sliced), createHash('md5').update('small').digest('hex'), 'a subarray at offset 2');
-    t.is(new impl.Md5().update(pooled.subarray(0, 2)).update(sliced).digest('hex'), createHash('md5').update('a small').digest('hex'));
+    t.is(
+      new impl.Md5().update(pooled.subarray(0, 2)).update(sliced).digest('hex'),
+      createHash('md5').update('a small').digest('hex'),
+    );
   });
 
   test(`${name}: update returns the hasher itself for chaining`, (t) => {

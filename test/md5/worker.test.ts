@@ -8,7 +8,10 @@ import { Worker } from 'node:worker_threads';
 import { addon, addonUnavailableReason, packageRoot } from '../../src/native/binding.ts';
 
 const withAddon = addon ? test : test.skip;
-if (!addon) console.log(`# worker tests skipped: the native addon is unavailable (${addonUnavailableReason}); build it with npx node-gyp rebuild`);
+if (!addon)
+  console.log(
+    `# worker tests skipped: the native addon is unavailable (${addonUnavailableReason}); build it with npx node-gyp rebuild`,
+  );
 
 // CommonJS, so the worker needs no TypeScript loader: it loads the addon the
 // way the package does, through node-gyp-build.

@@ -12,7 +12,12 @@ const page = htmlPage(8192, 3);
 const gzip = { 'accept-encoding': 'gzip' };
 
 test('a string body is compressed, tagged and sent with a correct Content-Length', async (t) => {
-  const server = await serve(t, [buffer(), (ctx) => { ctx.body = page; }]);
+  const server = await serve(t, [
+    buffer(),
+    (ctx) => {
+      ctx.body = page;
+    },
+  ]);
   for (const coding of ['br', 'zstd', 'gzip']) {
     const response = await server.request('/', { headers: { 'accept-encoding': coding } });
     t.is(response.headers['content-encoding'], coding);
@@ -26,7 +31,13 @@ test('a string body is compressed, tagged and sent with a correct Content-Length
 
 test('a Buffer body with a text type is compressed like a string', async (t) => {
   const bytes = Buffer.from(page);
-  const server = await serve(t, [buffer(), (ctx) => { ctx.type = 'text/html'; ctx.body = bytes; }]);
+  const server = await serve(t, [
+    buffer(),
+    (ctx) => {
+      ctx.type = 'text/html';
+      ctx.body = bytes;
+    },
+  ]);
   const response = await server.request('/', { headers: gzip });
   t.is(response.headers['content-encoding'], 'gzip');
   t.true(decode(response).equals(bytes));
@@ -34,7 +45,12 @@ test('a Buffer body with a text type is compressed like a string', async (t) => 
 
 test('a Buffer body keeps Koa’s application/octet-stream: not compressed, but tagged', async (t) => {
   const bytes = Buffer.from(page);
-  const server = await serve(t, [buffer(), (ctx) => { ctx.body = bytes; }]);
+  const server = await serve(t, [
+    buffer(),
+    (ctx) => {
+      ctx.body = bytes;
+    },
+  ]);
   const response = await server.request('/', { headers: gzip });
   t.is(response.headers['content-type'], 'application/octet-stream');
   t.is(response.headers['content-encoding'], undefined, 'octet-stream is not compressible');
@@ -44,9 +60,18 @@ test('a Buffer body keeps Koa’s application/octet-stream: not compressed, but 
 });
 
 test('a plain object and an array are sent as JSON, compressed, as Koa would send them', async (t) => {
-  const object = { items: Array.from({ length: 200 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'] })), ok: true, nothing: null };
+  const object = {
+    items: Array.from({ length: 200 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'] })),
+    ok: true,
+    nothing: null,
+  };
   const array = [1, 'two', { three: 3 }, ...Array.from({ length: 100 }, (_, i) => i)];
-  const server = await serve(t, [buffer(), (ctx) => { ctx.body = ctx.path === '/array' ? array : object; }]);
+  const server = await serve(t, [
+    buffer(),
+    (ctx) => {
+      ctx.body = ctx.path === '/array' ? array : object;
+    },
+  ]);
   const o = await server.request('/object', { headers: gzip });
   t.is(o.headers['content-type'], 'application/json; charset=utf-8');
   t.is(o.headers['content-encoding'], 'gzip');
@@ -60,7 +85,13 @@ test('a plain object and an array are sent as JSON, compressed, as Koa would sen
 });
 
 test('a JSON body keeps a Content-Type the action chose', async (t) => {
-  const server = await serve(t, [buffer(), (ctx) => { ctx.type = 'application/ld+json'; ctx.body = { '@context': 'https://schema.org', name: 'x'.repeat(100) }; }]);
+  const server = await serve(t, [
+    buffer(),
+    (ctx) => {
+      ctx.type = 'application/ld+json';
+      ctx.body = { '@context': 'https://schema.org', name: 'x'.repeat(100) };
+    },
+  ]);
   const response = await server.request('/', { headers: gzip });
   t.is(response.headers['content-type'], 'application/ld+json', 'the type the action set, untouched');
   t.is(response.headers['content-encoding'], 'gzip', 'ld+json is compressible');
@@ -68,7 +99,13 @@ test('a JSON body keeps a Content-Type the action chose', async (t) => {
 
 test('a stream body is left alone', async (t) => {
   const logger = recordingLogger();
-  const server = await serve(t, [buffer({ logger }), (ctx) => { ctx.type = 'text/html'; ctx.body = Readable.from([page]); }]);
+  const server = await serve(t, [
+    buffer({ logger }),
+    (ctx) => {
+      ctx.type = 'text/html';
+      ctx.body = Readable.from([page]);
+    },
+  ]);
   const response = await server.request('/', { headers: gzip });
   t.is(response.headers['content-encoding'], undefined);
   t.is(response.headers.etag, undefined);
@@ -79,12 +116,17 @@ test('a stream body is left alone', async (t) => {
 
 test('null, undefined and empty bodies are left alone', async (t) => {
   const logger = recordingLogger();
-  const server = await serve(t, [buffer({ logger }), (ctx) => {
-    if (ctx.path === '/null') ctx.body = null;
-    else if (ctx.path === '/empty-string') ctx.body = '';
-    else if (ctx.path === '/empty-buffer') { ctx.type = 'text/plain'; ctx.body = Buffer.alloc(0); }
-    else ctx.status = 200; // no body at all
-  }]);
+  const server = await serve(t, [
+    buffer({ logger }),
+    (ctx) => {
+      if (ctx.path === '/null') ctx.body = null;
+      else if (ctx.path === '/empty-string') ctx.body = '';
+      else if (ctx.path === '/empty-buffer') {
+        ctx.type = 'text/plain';
+        ctx.body = Buffer.alloc(0);
+      } else ctx.status = 200; // no body at all
+    },
+  ]);
   const nul = await server.request('/null', { headers: gzip });
   t.is(nul.status, 204, 'Koa turns a null body into 204');
   t.is(nul.headers.etag, undefined);
@@ -101,28 +143,48 @@ test('null, undefined and empty bodies are left alone', async (t) => {
 });
 
 test('HEAD gets the headers and Content-Length of the GET, and no body', async (t) => {
-  const server = await serve(t, [buffer({ optimiseContent: 1 }), (ctx) => { ctx.body = page; }]);
+  const server = await serve(t, [
+    buffer({ optimiseContent: 1 }),
+    (ctx) => {
+      ctx.body = page;
+    },
+  ]);
   for (const coding of ['br', 'gzip', 'identity']) {
     const get = await server.request('/', { headers: { 'accept-encoding': coding } });
     const head = await server.request('/', { method: 'HEAD', headers: { 'accept-encoding': coding } });
     t.is(head.status, 200);
     t.is(head.body.length, 0, 'HEAD has no body');
-    t.is(head.headers['content-length'], get.headers['content-length'], `${coding}: Content-Length is what a GET sends`);
+    t.is(
+      head.headers['content-length'],
+      get.headers['content-length'],
+      `${coding}: Content-Length is what a GET sends`,
+    );
     t.is(head.headers.etag, get.headers.etag, 'the same ETag');
     t.is(head.headers['content-encoding'], get.headers['content-encoding']);
     t.is(head.headers['last-modified'], get.headers['last-modified']);
   }
-  const held = await server.request('/', { method: 'HEAD', headers: { 'accept-encoding': 'gzip', 'if-none-match': (await server.request('/', { headers: gzip })).headers.etag! } });
+  const held = await server.request('/', {
+    method: 'HEAD',
+    headers: {
+      'accept-encoding': 'gzip',
+      'if-none-match': (await server.request('/', { headers: gzip })).headers.etag!,
+    },
+  });
   t.is(held.status, 304, 'HEAD gets 304 too');
 });
 
 test('error statuses are compressed but get no ETag, Last-Modified or 304', async (t) => {
-  const server = await serve(t, [buffer(), (ctx) => {
-    ctx.status = ctx.path === '/missing' ? 404 : 500;
-    ctx.body = page;
-  }]);
+  const server = await serve(t, [
+    buffer(),
+    (ctx) => {
+      ctx.status = ctx.path === '/missing' ? 404 : 500;
+      ctx.body = page;
+    },
+  ]);
   for (const path of ['/missing', '/broken']) {
-    const response = await server.request(path, { headers: { ...gzip, 'if-none-match': '*', 'if-modified-since': new Date(Date.now() + 86_400_000).toUTCString() } });
+    const response = await server.request(path, {
+      headers: { ...gzip, 'if-none-match': '*', 'if-modified-since': new Date(Date.now() + 86_400_000).toUTCString() },
+    });
     t.is(response.status, path === '/missing' ? 404 : 500, 'the status is kept, never 304');
     t.is(response.headers['content-encoding'], 'gzip', 'error pages are compressed');
     t.is(decode(response).toString(), page);
@@ -132,7 +194,12 @@ test('error statuses are compressed but get no ETag, Last-Modified or 304', asyn
 });
 
 test('a 200 to POST is compressed but gets no ETag or 304', async (t) => {
-  const server = await serve(t, [buffer(), (ctx) => { ctx.body = page; }]);
+  const server = await serve(t, [
+    buffer(),
+    (ctx) => {
+      ctx.body = page;
+    },
+  ]);
   const response = await server.request('/', { method: 'POST', headers: { ...gzip, 'if-none-match': '*' } });
   t.is(response.status, 200);
   t.is(response.headers['content-encoding'], 'gzip');
@@ -141,14 +208,25 @@ test('a 200 to POST is compressed but gets no ETag or 304', async (t) => {
 });
 
 test('an action that throws still gets Koa’s own error response, and buffer() lets the error through', async (t) => {
-  const server = await serve(t, [buffer(), () => { throw Object.assign(new Error('boom'), { status: 418, expose: true }); }]);
+  const server = await serve(t, [
+    buffer(),
+    () => {
+      throw Object.assign(new Error('boom'), { status: 418, expose: true });
+    },
+  ]);
   const response = await server.request('/', { headers: gzip });
   t.is(response.status, 418);
   t.is(response.body.toString(), 'boom');
 });
 
 test('a Content-Length the action set wrongly is corrected to the bytes sent', async (t) => {
-  const server = await serve(t, [buffer(), (ctx) => { ctx.body = page; ctx.set('Content-Length', '5'); }]);
+  const server = await serve(t, [
+    buffer(),
+    (ctx) => {
+      ctx.body = page;
+      ctx.set('Content-Length', '5');
+    },
+  ]);
   const response = await server.request('/', { headers: gzip });
   t.is(Number(response.headers['content-length']), response.body.length);
   t.is(decode(response).toString(), page);
@@ -157,7 +235,12 @@ test('a Content-Length the action set wrongly is corrected to the bytes sent', a
 test('a 5 MiB HTML page round-trips in every coding without blocking the event loop on one call', async (t) => {
   const big = htmlPage(5 * 1024 * 1024, 11);
   const logger = recordingLogger();
-  const server = await serve(t, [buffer({ logger, optimiseContent: 1 }), (ctx) => { ctx.body = big; }]);
+  const server = await serve(t, [
+    buffer({ logger, optimiseContent: 1 }),
+    (ctx) => {
+      ctx.body = big;
+    },
+  ]);
   const identity = await server.request('/');
   t.is(Number(identity.headers['content-length']), identity.body.length);
   const entity = identity.body;
@@ -165,7 +248,11 @@ test('a 5 MiB HTML page round-trips in every coding without blocking the event l
   for (const coding of ['br', 'zstd', 'gzip']) {
     const response = await server.request('/', { headers: { 'accept-encoding': coding } });
     t.is(response.headers['content-encoding'], coding);
-    t.is(Number(response.headers['content-length']), response.body.length, `${coding}: Content-Length equals the bytes sent`);
+    t.is(
+      Number(response.headers['content-length']),
+      response.body.length,
+      `${coding}: Content-Length equals the bytes sent`,
+    );
     t.true(decode(response).equals(entity), `${coding}: decodes to the squashed page`);
   }
   t.is(logger.count(/with br level 4 \(threadpool\)/), 1, 'br of 5 MiB runs on the threadpool');

@@ -18,12 +18,19 @@ const later = new Date((modified + 60) * 1000).toUTCString();
 const earlier = new Date((modified - 60) * 1000).toUTCString();
 const exactly = new Date(modified * 1000).toUTCString();
 
-async function pageServer(t: Parameters<typeof serve>[0], options: BufferOptions = {}, extra?: (ctx: import('koa').Context) => void) {
-  return serve(t, [buffer({ lastModified: modified, ...options }), (ctx) => {
-    ctx.set('Cache-Control', 'max-age=60');
-    extra?.(ctx);
-    ctx.body = page;
-  }]);
+async function pageServer(
+  t: Parameters<typeof serve>[0],
+  options: BufferOptions = {},
+  extra?: (ctx: import('koa').Context) => void,
+) {
+  return serve(t, [
+    buffer({ lastModified: modified, ...options }),
+    (ctx) => {
+      ctx.set('Cache-Control', 'max-age=60');
+      extra?.(ctx);
+      ctx.body = page;
+    },
+  ]);
 }
 
 test('the ETag is the MD5 of the uncompressed body, suffixed by the coding', async (t) => {
@@ -42,7 +49,9 @@ test('a matching If-None-Match gives 304 with the validators and caching headers
     ctx.set('X-Other', 'kept too');
   });
   const first = await server.request('/', { headers: { 'accept-encoding': 'gzip' } });
-  const second = await server.request('/', { headers: { 'accept-encoding': 'gzip', 'if-none-match': first.headers.etag! } });
+  const second = await server.request('/', {
+    headers: { 'accept-encoding': 'gzip', 'if-none-match': first.headers.etag! },
+  });
   t.is(second.status, 304);
   t.is(second.body.length, 0, 'no body');
   t.is(second.headers.etag, first.headers.etag);
@@ -60,7 +69,8 @@ test('a matching If-None-Match gives 304 with the validators and caching headers
 test('If-None-Match matches by weak comparison, in a list, and as *', async (t) => {
   const server = await pageServer(t);
   const tag = (await server.request('/', { headers: { 'accept-encoding': 'br' } })).headers.etag!;
-  const asked = async (value: string): Promise<number> => (await server.request('/', { headers: { 'accept-encoding': 'br', 'if-none-match': value } })).status;
+  const asked = async (value: string): Promise<number> =>
+    (await server.request('/', { headers: { 'accept-encoding': 'br', 'if-none-match': value } })).status;
   t.is(await asked(tag), 304, 'the tag itself');
   t.is(await asked(`W/${tag}`), 304, 'W/ compares weakly');
   t.is(await asked(`"other", ${tag}, "more"`), 304, 'in a list');
@@ -87,19 +97,31 @@ test('trustLastModified, or no ETag, lets If-Modified-Since give 304 when not ol
     const server = await pageServer(t, options);
     const name = JSON.stringify(options);
     t.is((await server.request('/', { headers: { 'if-modified-since': later } })).status, 304, `${name}: a later date`);
-    t.is((await server.request('/', { headers: { 'if-modified-since': exactly } })).status, 304, `${name}: the same second`);
-    t.is((await server.request('/', { headers: { 'if-modified-since': earlier } })).status, 200, `${name}: an earlier date`);
+    t.is(
+      (await server.request('/', { headers: { 'if-modified-since': exactly } })).status,
+      304,
+      `${name}: the same second`,
+    );
+    t.is(
+      (await server.request('/', { headers: { 'if-modified-since': earlier } })).status,
+      200,
+      `${name}: an earlier date`,
+    );
   }
 });
 
 test('a section may declare trustLastModified, and ctx.state.buffer may turn it on for one response', async (t) => {
-  const server = await serve(t, [buffer({ lastModified: modified }), async (ctx, next) => {
-    if (ctx.path.startsWith('/static')) return bufferSection({ trustLastModified: true })(ctx, next);
-    return next();
-  }, (ctx) => {
-    if (ctx.path === '/one') ctx.state.buffer = { trustLastModified: true };
-    ctx.body = page;
-  }]);
+  const server = await serve(t, [
+    buffer({ lastModified: modified }),
+    async (ctx, next) => {
+      if (ctx.path.startsWith('/static')) return bufferSection({ trustLastModified: true })(ctx, next);
+      return next();
+    },
+    (ctx) => {
+      if (ctx.path === '/one') ctx.state.buffer = { trustLastModified: true };
+      ctx.body = page;
+    },
+  ]);
   t.is((await server.request('/static/a', { headers: { 'if-modified-since': later } })).status, 304);
   t.is((await server.request('/one', { headers: { 'if-modified-since': later } })).status, 304);
   t.is((await server.request('/other', { headers: { 'if-modified-since': later } })).status, 200);
@@ -110,7 +132,9 @@ test('generate304 off always sends the body', async (t) => {
   const tag = (await server.request('/')).headers.etag!;
   t.is((await server.request('/', { headers: { 'if-none-match': tag } })).status, 200);
   t.is((await server.request('/', { headers: { 'if-modified-since': later } })).status, 200);
-  const perResponse = await pageServer(t, {}, (ctx) => { ctx.state.buffer = { generate304: 0 }; });
+  const perResponse = await pageServer(t, {}, (ctx) => {
+    ctx.state.buffer = { generate304: 0 };
+  });
   t.is((await perResponse.request('/', { headers: { 'if-none-match': '*' } })).status, 200, 'also per response');
 });
 
@@ -144,12 +168,38 @@ test('a client holding the compressed representation gets 304, and a new one the
 
 test('garbage If-None-Match and If-Modified-Since never give a 5xx', async (t) => {
   const server = await pageServer(t, { trustLastModified: true });
-  const garbage = ['', ',', '"', 'W/', 'W/"', '"unterminated', '**', '* , *', 'W/W/"x"', '\u00ff"x"', 'x'.repeat(8000), '"a" garbage "b"', ',,,"x",,,'];
+  const garbage = [
+    '',
+    ',',
+    '"',
+    'W/',
+    'W/"',
+    '"unterminated',
+    '**',
+    '* , *',
+    'W/W/"x"',
+    '\u00ff"x"',
+    'x'.repeat(8000),
+    '"a" garbage "b"',
+    ',,,"x",,,',
+  ];
   for (const value of garbage) {
     const r = await server.request('/', { headers: { 'if-none-match': value } });
-    t.true(r.status === 200 || r.status === 304, `If-None-Match ${JSON.stringify(value.slice(0, 16))} gives ${r.status}`);
+    t.true(
+      r.status === 200 || r.status === 304,
+      `If-None-Match ${JSON.stringify(value.slice(0, 16))} gives ${r.status}`,
+    );
   }
-  for (const value of ['', 'yesterday', '32 Foo 2020', 'Sun, 99 Nov 1994 08:49:37 GMT', '0', '-1', 'NaN', 'x'.repeat(8000)]) {
+  for (const value of [
+    '',
+    'yesterday',
+    '32 Foo 2020',
+    'Sun, 99 Nov 1994 08:49:37 GMT',
+    '0',
+    '-1',
+    'NaN',
+    'x'.repeat(8000),
+  ]) {
     const r = await server.request('/', { headers: { 'if-modified-since': value } });
     t.is(r.status, 200, `If-Modified-Since ${JSON.stringify(value.slice(0, 16))} is ignored`);
   }
@@ -166,5 +216,15 @@ test('If-None-Match parsing keeps tags, W/ forms and bare tokens, and skips garb
   t.true(ifNoneMatchMatches('"x"', 'W/"x"'));
   t.false(ifNoneMatchMatches('"x"', undefined));
   t.true(ifNoneMatchMatches('*', undefined), '* needs no tag');
-  t.is(notModifiedReason({ ifNoneMatch: undefined, ifModifiedSince: later, etag: undefined, lastModified: 'garbage', trustLastModified: false }), undefined, 'an unparsable Last-Modified never gives 304');
+  t.is(
+    notModifiedReason({
+      ifNoneMatch: undefined,
+      ifModifiedSince: later,
+      etag: undefined,
+      lastModified: 'garbage',
+      trustLastModified: false,
+    }),
+    undefined,
+    'an unparsable Last-Modified never gives 304',
+  );
 });

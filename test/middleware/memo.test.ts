@@ -15,7 +15,12 @@ test('the second identical response is not compressed again', async (t) => {
   const logger = recordingLogger();
   const base = htmlPage(50 * 1024, 2);
   // Rendered afresh per request: a new string with the same bytes each time.
-  const server = await serve(t, [buffer({ logger, optimiseContent: 1 }), (ctx) => { ctx.body = base.slice(0, 10) + base.slice(10); }]);
+  const server = await serve(t, [
+    buffer({ logger, optimiseContent: 1 }),
+    (ctx) => {
+      ctx.body = base.slice(0, 10) + base.slice(10);
+    },
+  ]);
   const first = await server.request('/', { headers: { 'accept-encoding': 'br' } });
   const second = await server.request('/', { headers: { 'accept-encoding': 'br' } });
   t.is(logger.count(compressions), 1, 'one compression for two identical responses');
@@ -30,7 +35,12 @@ test('the second identical response is not compressed again', async (t) => {
 test('a changed body is compressed again', async (t) => {
   const logger = recordingLogger();
   let n = 0;
-  const server = await serve(t, [buffer({ logger }), (ctx) => { ctx.body = `${htmlPage(8192, 4)}<p>${n++}</p>`; }]);
+  const server = await serve(t, [
+    buffer({ logger }),
+    (ctx) => {
+      ctx.body = `${htmlPage(8192, 4)}<p>${n++}</p>`;
+    },
+  ]);
   const a = await server.request('/', { headers: { 'accept-encoding': 'br' } });
   const b = await server.request('/', { headers: { 'accept-encoding': 'br' } });
   t.is(logger.count(compressions), 2);
@@ -43,10 +53,13 @@ test('a change the fingerprint does not sample is still caught by the byte compa
   const base = htmlPage(8192, 4);
   const mid = 4099; // not one of the sixteen sampled offsets
   let flip = false;
-  const server = await serve(t, [buffer({ logger }), (ctx) => {
-    flip = !flip;
-    ctx.body = base.slice(0, mid) + (flip ? 'A' : 'B') + base.slice(mid + 1);
-  }]);
+  const server = await serve(t, [
+    buffer({ logger }),
+    (ctx) => {
+      flip = !flip;
+      ctx.body = base.slice(0, mid) + (flip ? 'A' : 'B') + base.slice(mid + 1);
+    },
+  ]);
   const a = await server.request('/', { headers: { 'accept-encoding': 'gzip' } });
   const b = await server.request('/', { headers: { 'accept-encoding': 'gzip' } });
   t.not(a.headers.etag, b.headers.etag, 'different bytes, different tags');
@@ -57,7 +70,13 @@ test('a change the fingerprint does not sample is still caught by the byte compa
 
 test('a Buffer the application changes in place after sending is not mistaken for the old body', async (t) => {
   const shared = Buffer.from(htmlPage(8192, 12));
-  const server = await serve(t, [buffer(), (ctx) => { ctx.type = 'text/html'; ctx.body = shared; }]);
+  const server = await serve(t, [
+    buffer(),
+    (ctx) => {
+      ctx.type = 'text/html';
+      ctx.body = shared;
+    },
+  ]);
   const before = await server.request('/', { headers: { 'accept-encoding': 'gzip' } });
   shared.write('CHANGED', 4000);
   const after = await server.request('/', { headers: { 'accept-encoding': 'gzip' } });
@@ -68,7 +87,12 @@ test('a Buffer the application changes in place after sending is not mistaken fo
 test('memoMaxSize 0 turns the memo off: every response is compressed', async (t) => {
   const logger = recordingLogger();
   const body = htmlPage(8192, 6);
-  const server = await serve(t, [buffer({ logger, memoMaxSize: 0 }), (ctx) => { ctx.body = body; }]);
+  const server = await serve(t, [
+    buffer({ logger, memoMaxSize: 0 }),
+    (ctx) => {
+      ctx.body = body;
+    },
+  ]);
   for (let i = 0; i < 3; i++) await server.request('/', { headers: { 'accept-encoding': 'br' } });
   t.is(logger.count(compressions), 3);
 });
@@ -76,8 +100,15 @@ test('memoMaxSize 0 turns the memo off: every response is compressed', async (t)
 test('concurrent requests for new bytes share one compression', async (t) => {
   const logger = recordingLogger();
   const body = htmlPage(1024 * 1024, 8); // above the sync limit, so the compression spans event-loop turns
-  const server = await serve(t, [buffer({ logger }), (ctx) => { ctx.body = body; }]);
-  const responses = await Promise.all(Array.from({ length: 5 }, () => server.request('/', { headers: { 'accept-encoding': 'gzip' } })));
+  const server = await serve(t, [
+    buffer({ logger }),
+    (ctx) => {
+      ctx.body = body;
+    },
+  ]);
+  const responses = await Promise.all(
+    Array.from({ length: 5 }, () => server.request('/', { headers: { 'accept-encoding': 'gzip' } })),
+  );
   t.is(logger.count(compressions), 1, 'five requests, one compression');
   for (const r of responses) t.is(decode(r).toString(), body);
 });
@@ -85,9 +116,15 @@ test('concurrent requests for new bytes share one compression', async (t) => {
 test('the memo evicts old pages and never grows past its bound', async (t) => {
   const logger = recordingLogger();
   const bound = 256 * 1024;
-  const server = await serve(t, [buffer({ logger, memoMaxSize: bound }), (ctx) => { ctx.body = htmlPage(16 * 1024, Number(ctx.path.slice(1))); }]);
+  const server = await serve(t, [
+    buffer({ logger, memoMaxSize: bound }),
+    (ctx) => {
+      ctx.body = htmlPage(16 * 1024, Number(ctx.path.slice(1)));
+    },
+  ]);
   // Twice each: a body is remembered from its second sighting.
-  for (let i = 1; i <= 40; i++) for (let k = 0; k < 2; k++) await server.request(`/${i}`, { headers: { 'accept-encoding': 'br' } });
+  for (let i = 1; i <= 40; i++)
+    for (let k = 0; k < 2; k++) await server.request(`/${i}`, { headers: { 'accept-encoding': 'br' } });
   t.is(logger.count(compressions), 40);
   await server.request('/40', { headers: { 'accept-encoding': 'br' } });
   t.is(logger.count(compressions), 40, 'the newest page is still remembered');
@@ -132,8 +169,17 @@ test('bytes that change on every request leave no bodies in the memo, only their
   let n = 0;
   const page = htmlPage(16 * 1024, 9);
   const logger = recordingLogger();
-  const server = await serve(t, [buffer({ logger }), (ctx) => { ctx.body = `${page}<p>${n++}</p>`; }]);
-  for (let i = 0; i < 5; i++) t.is(decode(await server.request('/', { headers: { 'accept-encoding': 'gzip' } })).toString(), `${page}<p>${i}</p>`);
+  const server = await serve(t, [
+    buffer({ logger }),
+    (ctx) => {
+      ctx.body = `${page}<p>${n++}</p>`;
+    },
+  ]);
+  for (let i = 0; i < 5; i++)
+    t.is(
+      decode(await server.request('/', { headers: { 'accept-encoding': 'gzip' } })).toString(),
+      `${page}<p>${i}</p>`,
+    );
   t.is(logger.count(compressions), 5);
   // What the memo holds, through a memo of its own: 20 changing pages of 16 KiB.
   const memo = new RepresentationMemo(64 * 1024 * 1024);

@@ -12,10 +12,13 @@ import { decode, htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 const page = htmlPage(4096);
 
 async function pageServer(t: Parameters<typeof serve>[0], options: Parameters<typeof buffer>[0] = {}, vary?: string) {
-  return serve(t, [buffer(options), (ctx) => {
-    if (vary) ctx.set('Vary', vary);
-    ctx.body = page;
-  }]);
+  return serve(t, [
+    buffer(options),
+    (ctx) => {
+      if (vary) ctx.set('Vary', vary);
+      ctx.body = page;
+    },
+  ]);
 }
 
 // [Accept-Encoding, expected coding] with the default server order br, zstd, gzip.
@@ -78,7 +81,10 @@ test('the server order of encodings breaks ties', async (t) => {
 test('a coding left out of encodings is never used', async (t) => {
   const server = await pageServer(t, { encodings: ['gzip'] });
   t.is((await server.request('/', { headers: { 'accept-encoding': 'br' } })).headers['content-encoding'], undefined);
-  t.is((await server.request('/', { headers: { 'accept-encoding': 'br, gzip;q=0.1' } })).headers['content-encoding'], 'gzip');
+  t.is(
+    (await server.request('/', { headers: { 'accept-encoding': 'br, gzip;q=0.1' } })).headers['content-encoding'],
+    'gzip',
+  );
 });
 
 test('encodings: [] sends identity but still says Vary: Accept-Encoding', async (t) => {
@@ -89,9 +95,13 @@ test('encodings: [] sends identity but still says Vary: Accept-Encoding', async 
 });
 
 test('Vary: Accept-Encoding is merged with the Vary the action set, without duplicates', async (t) => {
-  const merged = await (await pageServer(t, {}, 'Accept-Language')).request('/', { headers: { 'accept-encoding': 'gzip' } });
+  const merged = await (
+    await pageServer(t, {}, 'Accept-Language')
+  ).request('/', { headers: { 'accept-encoding': 'gzip' } });
   t.is(merged.headers.vary, 'Accept-Language, Accept-Encoding');
-  const already = await (await pageServer(t, {}, 'accept-encoding, Cookie')).request('/', { headers: { 'accept-encoding': 'gzip' } });
+  const already = await (
+    await pageServer(t, {}, 'accept-encoding, Cookie')
+  ).request('/', { headers: { 'accept-encoding': 'gzip' } });
   t.is(already.headers.vary, 'accept-encoding, Cookie', 'an existing accept-encoding (any case) is not added again');
   const star = await (await pageServer(t, {}, '*')).request('/', { headers: { 'accept-encoding': 'gzip' } });
   t.is(star.headers.vary, '*', 'Vary: * stays as it is');
@@ -99,9 +109,12 @@ test('Vary: Accept-Encoding is merged with the Vary the action set, without dupl
 });
 
 test('bodies shorter than minCompressSize are sent as they are', async (t) => {
-  const server = await serve(t, [buffer({ minCompressSize: 100 }), (ctx) => {
-    ctx.body = ctx.path === '/short' ? 'a'.repeat(99) : 'a'.repeat(100);
-  }]);
+  const server = await serve(t, [
+    buffer({ minCompressSize: 100 }),
+    (ctx) => {
+      ctx.body = ctx.path === '/short' ? 'a'.repeat(99) : 'a'.repeat(100);
+    },
+  ]);
   const short = await server.request('/short', { headers: { 'accept-encoding': 'gzip' } });
   t.is(short.headers['content-encoding'], undefined, '99 bytes < 100');
   t.is(short.body.toString(), 'a'.repeat(99));
@@ -110,10 +123,16 @@ test('bodies shorter than minCompressSize are sent as they are', async (t) => {
 });
 
 test('the default minCompressSize is 32 bytes', async (t) => {
-  const server = await serve(t, [buffer(), (ctx) => {
-    ctx.body = ctx.path === '/31' ? ' '.repeat(31) : ' '.repeat(32);
-  }]);
-  t.is((await server.request('/31', { headers: { 'accept-encoding': 'gzip' } })).headers['content-encoding'], undefined);
+  const server = await serve(t, [
+    buffer(),
+    (ctx) => {
+      ctx.body = ctx.path === '/31' ? ' '.repeat(31) : ' '.repeat(32);
+    },
+  ]);
+  t.is(
+    (await server.request('/31', { headers: { 'accept-encoding': 'gzip' } })).headers['content-encoding'],
+    undefined,
+  );
   t.is((await server.request('/32', { headers: { 'accept-encoding': 'gzip' } })).headers['content-encoding'], 'gzip');
 });
 
@@ -122,10 +141,13 @@ test('a body that compression would not shrink is sent uncompressed, with an ide
   const noise = Buffer.alloc(2000);
   for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24; // no repetition gzip can use
   const incompressible = Buffer.from(noise.toString('base64').slice(0, 40)); // 40 bytes: gzip's header and trailer alone are 18
-  const server = await serve(t, [buffer({ logger }), (ctx) => {
-    ctx.type = 'text/plain';
-    ctx.body = incompressible;
-  }]);
+  const server = await serve(t, [
+    buffer({ logger }),
+    (ctx) => {
+      ctx.type = 'text/plain';
+      ctx.body = incompressible;
+    },
+  ]);
   const response = await server.request('/', { headers: { 'accept-encoding': 'gzip' } });
   t.is(response.headers['content-encoding'], undefined);
   t.true(response.body.equals(incompressible));
@@ -135,12 +157,25 @@ test('a body that compression would not shrink is sent uncompressed, with an ide
 
 test('compressionLevels are used per coding', async (t) => {
   const big = htmlPage(64 * 1024, 7);
-  const fast = await serve(t, [buffer({ compressionLevels: { gzip: 1, br: 0 } }), (ctx) => { ctx.body = big; }]);
-  const best = await serve(t, [buffer({ compressionLevels: { gzip: 9, br: 11 } }), (ctx) => { ctx.body = big; }]);
+  const fast = await serve(t, [
+    buffer({ compressionLevels: { gzip: 1, br: 0 } }),
+    (ctx) => {
+      ctx.body = big;
+    },
+  ]);
+  const best = await serve(t, [
+    buffer({ compressionLevels: { gzip: 9, br: 11 } }),
+    (ctx) => {
+      ctx.body = big;
+    },
+  ]);
   for (const coding of ['gzip', 'br']) {
     const a = await fast.request('/', { headers: { 'accept-encoding': coding } });
     const b = await best.request('/', { headers: { 'accept-encoding': coding } });
-    t.true(b.body.length < a.body.length, `${coding}: the highest level gives fewer bytes (${b.body.length} < ${a.body.length})`);
+    t.true(
+      b.body.length < a.body.length,
+      `${coding}: the highest level gives fewer bytes (${b.body.length} < ${a.body.length})`,
+    );
     t.is(decode(a).toString(), big);
     t.is(decode(b).toString(), big);
   }
@@ -151,7 +186,21 @@ test('compressionLevels are used per coding', async (t) => {
 
 test('garbage Accept-Encoding values never give a 5xx', async (t) => {
   const server = await pageServer(t);
-  const garbage = ['\u00ff\u00fe', ';;;', 'q=1', 'br;q=', 'br;q=-1', 'gzip;q=0.5.5', ',,,', 'br;;q=1', '"gzip"', 'gzip;q=1e3', 'br q=1', 'a'.repeat(4000), 'identity;q=0, *;q=0'];
+  const garbage = [
+    '\u00ff\u00fe',
+    ';;;',
+    'q=1',
+    'br;q=',
+    'br;q=-1',
+    'gzip;q=0.5.5',
+    ',,,',
+    'br;;q=1',
+    '"gzip"',
+    'gzip;q=1e3',
+    'br q=1',
+    'a'.repeat(4000),
+    'identity;q=0, *;q=0',
+  ];
   for (const header of garbage) {
     const response = await server.request('/', { headers: { 'accept-encoding': header } });
     t.is(response.status, 200, `${JSON.stringify(header.slice(0, 20))} gives 200`);

@@ -44,7 +44,12 @@ function between(body: string, open: string, close: string): string[] {
 }
 
 test('level 1 squashes HTML exactly as squashHtml does, and leaves inline CSS/JS alone', async (t) => {
-  const server = await serve(t, [buffer({ optimiseContent: 1, rewriteLinks: false }), (ctx) => { ctx.body = html; }]);
+  const server = await serve(t, [
+    buffer({ optimiseContent: 1, rewriteLinks: false }),
+    (ctx) => {
+      ctx.body = html;
+    },
+  ]);
   const response = await server.request('/', { headers: { 'accept-encoding': 'gzip' } });
   const body = decode(response);
   t.true(body.equals(squashHtml(html, { level: 1 })), 'the bytes of squashHtml level 1');
@@ -54,12 +59,18 @@ test('level 1 squashes HTML exactly as squashHtml does, and leaves inline CSS/JS
 });
 
 test('only text/html and application/xhtml+xml are optimised', async (t) => {
-  const server = await serve(t, [buffer({ optimiseContent: 1 }), (ctx) => {
-    ctx.type = decodeURIComponent(ctx.path.slice(1));
-    ctx.body = html;
-  }]);
+  const server = await serve(t, [
+    buffer({ optimiseContent: 1 }),
+    (ctx) => {
+      ctx.type = decodeURIComponent(ctx.path.slice(1));
+      ctx.body = html;
+    },
+  ]);
   for (const type of ['text/html', 'application/xhtml+xml']) {
-    t.true((await server.request(`/${encodeURIComponent(type)}`)).body.length < Buffer.byteLength(html), `${type} is optimised`);
+    t.true(
+      (await server.request(`/${encodeURIComponent(type)}`)).body.length < Buffer.byteLength(html),
+      `${type} is optimised`,
+    );
   }
   for (const type of ['text/plain', 'application/xml', 'text/css']) {
     t.is((await server.request(`/${encodeURIComponent(type)}`)).body.toString(), html, `${type} is not`);
@@ -67,21 +78,38 @@ test('only text/html and application/xhtml+xml are optimised', async (t) => {
 });
 
 test('links are rewritten with the request’s host (with its port) and path', async (t) => {
-  const server = await serve(t, [buffer({ optimiseContent: 1 }), (ctx) => {
-    const self = `http://${ctx.host}`;
-    ctx.body = `<html><body><a href="${self}/docs/a?x=1">a</a> <a href="${self}${ctx.path}?page=2">next</a> <img src="//${ctx.host}/logo.png"> <a href="http://other.example/x">other</a></body></html>`;
-  }]);
+  const server = await serve(t, [
+    buffer({ optimiseContent: 1 }),
+    (ctx) => {
+      const self = `http://${ctx.host}`;
+      ctx.body = `<html><body><a href="${self}/docs/a?x=1">a</a> <a href="${self}${ctx.path}?page=2">next</a> <img src="//${ctx.host}/logo.png"> <a href="http://other.example/x">other</a></body></html>`;
+    },
+  ]);
   const body = (await server.request('/list')).body.toString();
   t.true(body.includes('<a href="/docs/a?x=1">'), `an absolute link to this host becomes root-relative: ${body}`);
   t.true(body.includes('<a href="?page=2">'), 'a link to this path with a query becomes the query');
   t.true(body.includes('<img src="/logo.png">'), 'a protocol-relative link too');
   t.true(body.includes('http://other.example/x'), 'other hosts are kept');
-  const kept = await serve(t, [buffer({ optimiseContent: 1, rewriteLinks: false }), (ctx) => { ctx.body = `<a href="http://${ctx.host}/x">x</a>`; }]);
-  t.regex((await kept.request('/')).body.toString(), /href="http:\/\/127\.0\.0\.1:\d+\/x"/, 'rewriteLinks: false keeps them');
+  const kept = await serve(t, [
+    buffer({ optimiseContent: 1, rewriteLinks: false }),
+    (ctx) => {
+      ctx.body = `<a href="http://${ctx.host}/x">x</a>`;
+    },
+  ]);
+  t.regex(
+    (await kept.request('/')).body.toString(),
+    /href="http:\/\/127\.0\.0\.1:\d+\/x"/,
+    'rewriteLinks: false keeps them',
+  );
 });
 
 test('level 2 minifies inline CSS and JavaScript, and only those', async (t) => {
-  const server = await serve(t, [buffer({ optimiseContent: 2, rewriteLinks: false }), (ctx) => { ctx.body = html; }]);
+  const server = await serve(t, [
+    buffer({ optimiseContent: 2, rewriteLinks: false }),
+    (ctx) => {
+      ctx.body = html;
+    },
+  ]);
   const body = decode(await server.request('/', { headers: { 'accept-encoding': 'br' } })).toString();
   const level1 = squashHtml(html, { level: 1 }).toString();
   t.true(body.length < level1.length, `level 2 (${body.length}) is smaller than level 1 (${level1.length})`);
@@ -97,9 +125,13 @@ test('level 2 minifies inline CSS and JavaScript, and only those', async (t) => 
 });
 
 test('level 2 keeps the global names a classic script defines', async (t) => {
-  const server = await serve(t, [buffer({ optimiseContent: 2 }), (ctx) => {
-    ctx.body = '<html><body><script>var counterValue = 1;   function incrementCounter() { counterValue = counterValue + 1; return counterValue; }</script><button onclick="incrementCounter()">+</button></body></html>';
-  }]);
+  const server = await serve(t, [
+    buffer({ optimiseContent: 2 }),
+    (ctx) => {
+      ctx.body =
+        '<html><body><script>var counterValue = 1;   function incrementCounter() { counterValue = counterValue + 1; return counterValue; }</script><button onclick="incrementCounter()">+</button></body></html>';
+    },
+  ]);
   const body = (await server.request('/')).body.toString();
   t.true(body.includes('incrementCounter') && body.includes('counterValue'), `top-level names survive: ${body}`);
 });
@@ -107,18 +139,34 @@ test('level 2 keeps the global names a classic script defines', async (t) => {
 test('a block the minifier cannot parse is left as it was, and the failure is logged', async (t) => {
   const logger = recordingLogger();
   const broken = 'function (  { this is not javascript';
-  const server = await serve(t, [buffer({ optimiseContent: 2, logger }), (ctx) => {
-    ctx.body = `<html><body><script>${broken}</script><style>a { color: red;   }</style></body></html>`;
-  }]);
+  const server = await serve(t, [
+    buffer({ optimiseContent: 2, logger }),
+    (ctx) => {
+      ctx.body = `<html><body><script>${broken}</script><style>a { color: red;   }</style></body></html>`;
+    },
+  ]);
   const body = (await server.request('/')).body.toString();
   t.true(body.includes(`<script>${broken}</script>`), 'the broken script is byte-identical');
-  t.true(body.includes('a{color:red}') || body.includes('a{color:red;}'), `the style beside it is still minified: ${body}`);
+  t.true(
+    body.includes('a{color:red}') || body.includes('a{color:red;}'),
+    `the style beside it is still minified: ${body}`,
+  );
   t.is(logger.count(/minifying an inline JavaScript block failed; left as it was/), 1);
 });
 
 test('a block that is not UTF-8 is left as it was', async (t) => {
-  const latin1 = Buffer.concat([Buffer.from('<html><body><script>var caf = "caf'), Buffer.from([0xe9]), Buffer.from('";   var  x = 1;</script></body></html>')]);
-  const server = await serve(t, [buffer({ optimiseContent: 2 }), (ctx) => { ctx.type = 'text/html; charset=iso-8859-1'; ctx.body = latin1; }]);
+  const latin1 = Buffer.concat([
+    Buffer.from('<html><body><script>var caf = "caf'),
+    Buffer.from([0xe9]),
+    Buffer.from('";   var  x = 1;</script></body></html>'),
+  ]);
+  const server = await serve(t, [
+    buffer({ optimiseContent: 2 }),
+    (ctx) => {
+      ctx.type = 'text/html; charset=iso-8859-1';
+      ctx.body = latin1;
+    },
+  ]);
   const body = (await server.request('/')).body;
   t.true(body.includes(Buffer.from([0x63, 0x61, 0x66, 0xe9])), 'the byte 0xE9 is kept');
   t.true(body.includes(Buffer.from('";   var  x = 1;')), 'the block is untouched');
@@ -126,18 +174,31 @@ test('a block that is not UTF-8 is left as it was', async (t) => {
 
 test('an optimisation that does not shrink the page is dropped', async (t) => {
   const tight = '<p>x</p>';
-  const server = await serve(t, [buffer({ optimiseContent: 2 }), (ctx) => { ctx.body = tight; }]);
+  const server = await serve(t, [
+    buffer({ optimiseContent: 2 }),
+    (ctx) => {
+      ctx.body = tight;
+    },
+  ]);
   t.is((await server.request('/')).body.toString(), tight);
 });
 
 test('a replayed entry is not optimised again, and is not stored again', async (t) => {
   const stored: StoreableResponse[] = [];
-  const server = await serve(t, [buffer({ optimiseContent: 1 }), (ctx, next) => {
-    const state = requestState(ctx)!;
-    state.storeEntry = (entry) => { stored.push(entry); };
-    if (ctx.path === '/replayed') state.replayed = true;
-    return next();
-  }, (ctx) => { ctx.body = html; }]);
+  const server = await serve(t, [
+    buffer({ optimiseContent: 1 }),
+    (ctx, next) => {
+      const state = requestState(ctx)!;
+      state.storeEntry = (entry) => {
+        stored.push(entry);
+      };
+      if (ctx.path === '/replayed') state.replayed = true;
+      return next();
+    },
+    (ctx) => {
+      ctx.body = html;
+    },
+  ]);
   t.is((await server.request('/replayed')).body.toString(), html, 'not squashed');
   t.is(stored.length, 0, 'a replayed entry is not stored');
   t.not((await server.request('/built')).body.toString(), html);
@@ -145,10 +206,19 @@ test('a replayed entry is not optimised again, and is not stored again', async (
 
 test('STORE hands over the optimised, uncompressed entity with status and headers, before VALIDATE', async (t) => {
   const stored: StoreableResponse[] = [];
-  const server = await serve(t, [buffer({ optimiseContent: 1, rewriteLinks: false }), (ctx, next) => {
-    requestState(ctx)!.storeEntry = (entry) => { stored.push(entry); };
-    return next();
-  }, (ctx) => { ctx.set('X-Custom', 'yes'); ctx.body = html; }]);
+  const server = await serve(t, [
+    buffer({ optimiseContent: 1, rewriteLinks: false }),
+    (ctx, next) => {
+      requestState(ctx)!.storeEntry = (entry) => {
+        stored.push(entry);
+      };
+      return next();
+    },
+    (ctx) => {
+      ctx.set('X-Custom', 'yes');
+      ctx.body = html;
+    },
+  ]);
   const response = await server.request('/', { headers: { 'accept-encoding': 'br', 'if-none-match': '*' } });
   t.is(response.status, 304, 'the client got its 304');
   t.is(stored.length, 1, 'stored even though VALIDATE answered 304');
@@ -162,13 +232,19 @@ test('STORE hands over the optimised, uncompressed entity with status and header
 
 test('onFinish hooks run after SEND, and also when the action throws', async (t) => {
   const finished: string[] = [];
-  const server = await serve(t, [buffer(), (ctx, next) => {
-    requestState(ctx)!.onFinish.push(() => { finished.push(`${ctx.path} ${ctx.status}`); });
-    return next();
-  }, (ctx) => {
-    if (ctx.path === '/throws') throw new Error('the action failed');
-    ctx.body = html;
-  }]);
+  const server = await serve(t, [
+    buffer(),
+    (ctx, next) => {
+      requestState(ctx)!.onFinish.push(() => {
+        finished.push(`${ctx.path} ${ctx.status}`);
+      });
+      return next();
+    },
+    (ctx) => {
+      if (ctx.path === '/throws') throw new Error('the action failed');
+      ctx.body = html;
+    },
+  ]);
   await server.request('/ok');
   const failed = await server.request('/throws');
   t.is(failed.status, 500);
@@ -177,10 +253,13 @@ test('onFinish hooks run after SEND, and also when the action throws', async (t)
 
 test('ctx.bufferIsCached() exists on every request and answers false without a cache', async (t) => {
   const answers: boolean[] = [];
-  const server = await serve(t, [buffer(), async (ctx) => {
-    answers.push(await ctx.bufferIsCached());
-    ctx.body = 'ok';
-  }]);
+  const server = await serve(t, [
+    buffer(),
+    async (ctx) => {
+      answers.push(await ctx.bufferIsCached());
+      ctx.body = 'ok';
+    },
+  ]);
   await server.request('/');
   t.deepEqual(answers, [false]);
 });

@@ -63,16 +63,32 @@ const rows: Array<[string, unknown, string]> = [
   ['option_cache_max_size', { cacheMaxSize: 0 }, 'cacheMaxSize must be a positive integer'],
   ['option_cache_wait_failure', { cacheWaitFailure: 'wait' }, "cacheWaitFailure must be 'retry-later' or 'run'"],
   ['option_template_paths', { templatePaths: 'views' }, 'templatePaths must be an array'],
-  ['option_template_mtime_cache', { templateMtimeCache: { get() {} } }, 'templateMtimeCache must be an object with get() and set()'],
-  ['option_template_mtime_cache_duration', { templateMtimeCacheDuration: 'soon' }, 'templateMtimeCacheDuration must be a duration'],
+  [
+    'option_template_mtime_cache',
+    { templateMtimeCache: { get() {} } },
+    'templateMtimeCache must be an object with get() and set()',
+  ],
+  [
+    'option_template_mtime_cache_duration',
+    { templateMtimeCacheDuration: 'soon' },
+    'templateMtimeCacheDuration must be a duration',
+  ],
   ['option_cache_lock_timeout', { cacheLockTimeout: 0 }, 'cacheLockTimeout must be a positive number of seconds'],
   ['option_cache_lock_timeout', { cacheLockTimeout: -1 }, 'cacheLockTimeout must be a positive number of seconds'],
   ['option_cache_lock_timeout', { cacheLockTimeout: '10' }, 'cacheLockTimeout must be a positive number of seconds'],
   ['option_cache_lock', { cacheLock: { acquire() {} } }, 'cacheLock must be an object with acquire() and release()'],
   ['option_cache_lock_dir', { cacheLockDir: '' }, 'cacheLockDir must be a directory path'],
   ['option_cache_lock_dir', { cacheLockDir: 7 }, 'cacheLockDir must be a directory path'],
-  ['lock_options_combined', { cacheLock: lock, cacheLockDir: '/tmp/kb-locks' }, 'cacheLock and cacheLockDir cannot be combined'],
-  ['lock_ttl_too_short', { cacheLock: { ...lock, ttl: 5 }, cacheLockTimeout: 5 }, "the cacheLock's ttl (5 s) must be longer than cacheLockTimeout (5 s)"],
+  [
+    'lock_options_combined',
+    { cacheLock: lock, cacheLockDir: '/tmp/kb-locks' },
+    'cacheLock and cacheLockDir cannot be combined',
+  ],
+  [
+    'lock_ttl_too_short',
+    { cacheLock: { ...lock, ttl: 5 }, cacheLockTimeout: 5 },
+    "the cacheLock's ttl (5 s) must be longer than cacheLockTimeout (5 s)",
+  ],
   ['option_memo_max_size', { memoMaxSize: -1 }, 'memoMaxSize must be a non-negative integer'],
   ['option_logger', { logger: console.log }, 'logger must be an object with debug(), info(), warn() and error()'],
   ['option_messages', { messages: { retry_later: 42 } }, 'messages must be an object of texts by message key'],
@@ -92,34 +108,92 @@ for (const [key, options, text] of rows) {
 
 test('only the first problem in ASCII order of option names is reported', (t) => {
   t.is(problem({ encodings: 5, cache: 5 })?.key, 'option_cache', 'cache sorts before encodings');
-  t.is(problem({ generateEtag: 'x', generate304: 'x' })?.message, 'koa-buffer: generate304 must be a true or false value', "'3' sorts before 'E'");
-  t.is(problem({ compressionLevels: { br: 99 }, compressibleTypes: 5, compressContent: 'x' })?.key, 'option_flag', 'compressContent < compressibleTypes < compressionLevels');
+  t.is(
+    problem({ generateEtag: 'x', generate304: 'x' })?.message,
+    'koa-buffer: generate304 must be a true or false value',
+    "'3' sorts before 'E'",
+  );
+  t.is(
+    problem({ compressionLevels: { br: 99 }, compressibleTypes: 5, compressContent: 'x' })?.key,
+    'option_flag',
+    'compressContent < compressibleTypes < compressionLevels',
+  );
   t.is(problem({ compressionLevels: { br: 99 }, compressibleTypes: 5 })?.key, 'option_compressible_types');
-  t.is(problem({ cacheLockTimeout: -1, cacheLockDir: '', cacheLock: 5 })?.key, 'option_cache_lock', 'cacheLock < cacheLockDir < cacheLockTimeout');
+  t.is(
+    problem({ cacheLockTimeout: -1, cacheLockDir: '', cacheLock: 5 })?.key,
+    'option_cache_lock',
+    'cacheLock < cacheLockDir < cacheLockTimeout',
+  );
   t.is(problem({ varyBy: 5, optimiseContent: 9, minCompressSize: -1 })?.key, 'option_min_compress_size');
 });
 
 test('an unknown option is reported at its place in the sorted order', (t) => {
   t.is(problem({ zoom: 1, cache: 5 })?.key, 'option_cache', 'zoom sorts after cache');
-  t.is(problem({ aardvark: 1, cache: 5 })?.message, "koa-buffer: unknown option 'aardvark'", 'aardvark sorts before cache');
+  t.is(
+    problem({ aardvark: 1, cache: 5 })?.message,
+    "koa-buffer: unknown option 'aardvark'",
+    'aardvark sorts before cache',
+  );
   t.is(problem({ cacheX: 1, cacheDuration: 'bad' })?.key, 'option_cache_duration', "'D' sorts before 'X'");
   t.is(problem({ Cache: 1, cache: 5 })?.key, 'unknown_option', 'upper case sorts before lower case in ASCII');
 });
 
 test('the checks across options come after every single-option check', (t) => {
-  t.is(problem({ cacheLock: lock, cacheLockDir: '/tmp/x', varyBy: 'cookie' })?.key, 'option_vary_by', 'varyBy is checked before the lock combination');
-  t.is(problem({ encodings: ['deflate'], varyBy: 5 })?.key, 'option_vary_by', 'an unknown encoding is a cross-option check');
-  t.is(problem({ encodings: ['deflate'], cacheLock: lock, cacheLockDir: '/tmp/x' })?.key, 'lock_options_combined', 'the lock combination comes before unknown encodings');
+  t.is(
+    problem({ cacheLock: lock, cacheLockDir: '/tmp/x', varyBy: 'cookie' })?.key,
+    'option_vary_by',
+    'varyBy is checked before the lock combination',
+  );
+  t.is(
+    problem({ encodings: ['deflate'], varyBy: 5 })?.key,
+    'option_vary_by',
+    'an unknown encoding is a cross-option check',
+  );
+  t.is(
+    problem({ encodings: ['deflate'], cacheLock: lock, cacheLockDir: '/tmp/x' })?.key,
+    'lock_options_combined',
+    'the lock combination comes before unknown encodings',
+  );
 });
 
 test('undefined is refused for encodings, compressibleTypes, excludedTypes, varyBy and minCompressSize', (t) => {
-  for (const [name, key] of [['encodings', 'option_encodings'], ['compressibleTypes', 'option_compressible_types'], ['excludedTypes', 'option_excluded_types'], ['varyBy', 'option_vary_by'], ['minCompressSize', 'option_min_compress_size']]) {
+  for (const [name, key] of [
+    ['encodings', 'option_encodings'],
+    ['compressibleTypes', 'option_compressible_types'],
+    ['excludedTypes', 'option_excluded_types'],
+    ['varyBy', 'option_vary_by'],
+    ['minCompressSize', 'option_min_compress_size'],
+  ]) {
     t.is(problem({ [name!]: undefined })?.key, key, `${name} = undefined is refused`);
   }
 });
 
 test('undefined is accepted for every other option', (t) => {
-  const others = ['cache', 'cacheDuration', 'cacheKey', 'cacheLock', 'cacheLockDir', 'cacheLockTimeout', 'cacheMaxSize', 'cacheSingleFlight', 'cacheWaitFailure', 'compressContent', 'compressionLevels', 'generate304', 'generateEtag', 'lastModified', 'logger', 'memoMaxSize', 'messages', 'optimiseContent', 'rewriteLinks', 'templateMtimeCache', 'templateMtimeCacheDuration', 'templatePaths', 'trustLastModified'];
+  const others = [
+    'cache',
+    'cacheDuration',
+    'cacheKey',
+    'cacheLock',
+    'cacheLockDir',
+    'cacheLockTimeout',
+    'cacheMaxSize',
+    'cacheSingleFlight',
+    'cacheWaitFailure',
+    'compressContent',
+    'compressionLevels',
+    'generate304',
+    'generateEtag',
+    'lastModified',
+    'logger',
+    'memoMaxSize',
+    'messages',
+    'optimiseContent',
+    'rewriteLinks',
+    'templateMtimeCache',
+    'templateMtimeCacheDuration',
+    'templatePaths',
+    'trustLastModified',
+  ];
   for (const name of others) t.is(problem({ [name]: undefined }), undefined, `${name} = undefined is accepted`);
   t.is(problem(undefined), undefined, 'no options at all is fine');
   t.is(problem({}), undefined, 'an empty object is fine');
@@ -127,17 +201,51 @@ test('undefined is accepted for every other option', (t) => {
 
 test('every documented form of a valid value is accepted', (t) => {
   const valid: unknown[] = [
-    { optimiseContent: 2, rewriteLinks: 0, compressContent: 1, generateEtag: false, generate304: true, trustLastModified: 1 },
-    { lastModified: 0 }, { lastModified: 1 }, { lastModified: false }, { lastModified: 1_700_000_000 },
-    { lastModified: 'Sun, 06 Nov 1994 08:49:37 GMT' }, { lastModified: () => 0 }, { lastModified: new Date() },
-    { encodings: ['x-gzip', 'br', 'zstd'] }, { encodings: [] }, { compressionLevels: { br: 11, zstd: 22, gzip: 0, 'x-gzip': 1 } },
-    { compressibleTypes: ['text/html', /^application\//] }, { excludedTypes: [] }, { varyBy: [] }, { varyBy: ['Accept-Language', 'cookie'] },
-    { cache: true }, { cache: { get() {}, set() {}, delete() {} } }, { cache: 'sqlite:/tmp/x.db' }, { cache: 'redis://127.0.0.1:6379' }, { cache: 'rediss://r.example:6380/0' },
-    { cacheDuration: '10 minutes' }, { cacheDuration: 30 }, { cacheKey: '' }, { cacheKey: () => 'k' },
-    { cacheLockTimeout: 0.5 }, { cacheLock: lock }, { cacheLock: { ...lock, ttl: 60 } }, { cacheLockDir: '/tmp/kb-locks' }, { cacheMaxSize: 1 },
-    { cacheWaitFailure: 'run' }, { templatePaths: ['views', 'layouts/main.html'] }, { templateMtimeCache: new Map() }, { templateMtimeCacheDuration: '1 minute' },
-    { memoMaxSize: 0 }, { minCompressSize: 0 }, { messages: { retry_later: 'later', waiting: { one: 'x', other: 'y' } } },
-    { logger: { debug() {}, info() {}, warn() {}, error() {} } }, Object.create(null),
+    {
+      optimiseContent: 2,
+      rewriteLinks: 0,
+      compressContent: 1,
+      generateEtag: false,
+      generate304: true,
+      trustLastModified: 1,
+    },
+    { lastModified: 0 },
+    { lastModified: 1 },
+    { lastModified: false },
+    { lastModified: 1_700_000_000 },
+    { lastModified: 'Sun, 06 Nov 1994 08:49:37 GMT' },
+    { lastModified: () => 0 },
+    { lastModified: new Date() },
+    { encodings: ['x-gzip', 'br', 'zstd'] },
+    { encodings: [] },
+    { compressionLevels: { br: 11, zstd: 22, gzip: 0, 'x-gzip': 1 } },
+    { compressibleTypes: ['text/html', /^application\//] },
+    { excludedTypes: [] },
+    { varyBy: [] },
+    { varyBy: ['Accept-Language', 'cookie'] },
+    { cache: true },
+    { cache: { get() {}, set() {}, delete() {} } },
+    { cache: 'sqlite:/tmp/x.db' },
+    { cache: 'redis://127.0.0.1:6379' },
+    { cache: 'rediss://r.example:6380/0' },
+    { cacheDuration: '10 minutes' },
+    { cacheDuration: 30 },
+    { cacheKey: '' },
+    { cacheKey: () => 'k' },
+    { cacheLockTimeout: 0.5 },
+    { cacheLock: lock },
+    { cacheLock: { ...lock, ttl: 60 } },
+    { cacheLockDir: '/tmp/kb-locks' },
+    { cacheMaxSize: 1 },
+    { cacheWaitFailure: 'run' },
+    { templatePaths: ['views', 'layouts/main.html'] },
+    { templateMtimeCache: new Map() },
+    { templateMtimeCacheDuration: '1 minute' },
+    { memoMaxSize: 0 },
+    { minCompressSize: 0 },
+    { messages: { retry_later: 'later', waiting: { one: 'x', other: 'y' } } },
+    { logger: { debug() {}, info() {}, warn() {}, error() {} } },
+    Object.create(null),
   ];
   for (const options of valid) t.is(problem(options)?.message, undefined, `${JSON.stringify(options)} is accepted`);
 });
@@ -149,14 +257,19 @@ test('the messages option rewords the errors, also those of options sorted befor
 });
 
 test('bufferSection accepts only the four declarable options', (t) => {
-  t.notThrows(() => bufferSection({ compressContent: false, optimiseContent: 2, rewriteLinks: 0, trustLastModified: 1 }));
+  t.notThrows(() =>
+    bufferSection({ compressContent: false, optimiseContent: 2, rewriteLinks: 0, trustLastModified: 1 }),
+  );
   t.notThrows(() => bufferSection({ optimiseContent: undefined }), 'undefined means not declared');
   for (const name of ['generateEtag', 'generate304', 'cache', 'encodings', 'lastModified']) {
     const error = t.throws(() => bufferSection({ [name]: true } as never), { instanceOf: BufferOptionError });
     t.is(error?.key, 'unknown_option', `${name} is not declarable`);
     t.is(error?.message, `koa-buffer: unknown option '${name}'`);
   }
-  t.is(t.throws(() => bufferSection({ optimiseContent: 5 as never }))?.message, 'koa-buffer: optimiseContent must be 0, 1 or 2');
+  t.is(
+    t.throws(() => bufferSection({ optimiseContent: 5 as never }))?.message,
+    'koa-buffer: optimiseContent must be 0, 1 or 2',
+  );
   t.is((t.throws(() => bufferSection({ compressContent: 'no' as never })) as BufferOptionError).key, 'option_flag');
   t.is((t.throws(() => bufferSection('x' as never)) as BufferOptionError).key, 'options_not_hash');
 });

@@ -18,7 +18,9 @@ import { serve } from '../helpers/serve.ts';
 /** A raw request line, since Node's client always sends origin form. */
 function rawGet(port: number, target: string, host: string): Promise<{ head: string; body: string }> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
+    const socket = connect(port, '127.0.0.1', () =>
+      socket.write(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
+    );
     let out = '';
     socket.setEncoding('latin1').on('data', (chunk: string) => (out += chunk));
     socket.on('error', reject);
@@ -34,19 +36,30 @@ const cacheStatus = (head: string): string | undefined => /^cache-status: (.*)$/
 for (const target of ['http://evil.example/page', '/page#"><script>alert(1)</script>', 'HTTP://evil.example/page?']) {
   test(`a request for ${JSON.stringify(target)} bypasses the cache, and the plain /page never gets its page`, async (t) => {
     let runs = 0;
-    const server = await serve(t, [buffer({ cache: true, varyBy: [] }), async (ctx) => {
-      if (await ctx.bufferIsCached()) return;
-      runs++;
-      ctx.type = 'html';
-      ctx.body = `<link rel="canonical" href="${ctx.href}"><p>${ctx.url}</p>`;
-    }]);
+    const server = await serve(t, [
+      buffer({ cache: true, varyBy: [] }),
+      async (ctx) => {
+        if (await ctx.bufferIsCached()) return;
+        runs++;
+        ctx.type = 'html';
+        ctx.body = `<link rel="canonical" href="${ctx.href}"><p>${ctx.url}</p>`;
+      },
+    ]);
     const attack = await rawGet(server.port, target, 'good.example');
     t.is(cacheStatus(attack.head), 'koa-buffer; fwd=bypass; detail=REQUEST-TARGET');
     const victim = await rawGet(server.port, '/page', 'good.example');
-    t.is(victim.body, '<link rel="canonical" href="http://good.example/page"><p>/page</p>', 'the victim gets the page of its own request');
+    t.is(
+      victim.body,
+      '<link rel="canonical" href="http://good.example/page"><p>/page</p>',
+      'the victim gets the page of its own request',
+    );
     t.is(cacheStatus(victim.head), 'koa-buffer; fwd=miss; stored');
     const again = await rawGet(server.port, target, 'good.example');
-    t.is(cacheStatus(again.head), 'koa-buffer; fwd=bypass; detail=REQUEST-TARGET', 'nor does the attacker get the stored page back under the other form');
+    t.is(
+      cacheStatus(again.head),
+      'koa-buffer; fwd=bypass; detail=REQUEST-TARGET',
+      'nor does the attacker get the stored page back under the other form',
+    );
     t.is(runs, 3);
   });
 }

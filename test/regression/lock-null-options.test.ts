@@ -25,14 +25,27 @@ test('null options mean no options for MemoryLock and Lock', async (t) => {
 });
 
 test('bad options still name the problem', (t) => {
-  t.is(t.throws(() => new MemoryLock({ messages: 3 } as never), { instanceOf: BufferOptionError })?.key, 'option_messages');
-  t.regex(t.throws(() => new Lock(new MemoryLock(), { timeout: 'x' } as never), { instanceOf: TypeError })?.message ?? '', /^koa-buffer: Lock option timeout/);
+  t.is(
+    t.throws(() => new MemoryLock({ messages: 3 } as never), { instanceOf: BufferOptionError })?.key,
+    'option_messages',
+  );
+  t.regex(
+    t.throws(() => new Lock(new MemoryLock(), { timeout: 'x' } as never), { instanceOf: TypeError })?.message ?? '',
+    /^koa-buffer: Lock option timeout/,
+  );
 });
 
 test('an option value that cannot be turned into a string still gets the named TypeError, not one from building the message', (t) => {
   const bare = Object.create(null) as object;
   const error = t.throws(() => new Lock(new MemoryLock(), { timeout: bare } as never), { instanceOf: TypeError });
   t.is(error?.message, 'koa-buffer: Lock option timeout must be a finite number of seconds, not [object Object]');
-  const hostile = { toString: () => { throw new Error('no'); } };
-  t.is(t.throws(() => new Lock(new MemoryLock(), { step: hostile } as never))?.message, 'koa-buffer: Lock option step must be a finite number of seconds, not [object Object]');
+  const hostile = {
+    toString: () => {
+      throw new Error('no');
+    },
+  };
+  t.is(
+    t.throws(() => new Lock(new MemoryLock(), { step: hostile } as never))?.message,
+    'koa-buffer: Lock option step must be a finite number of seconds, not [object Object]',
+  );
 });

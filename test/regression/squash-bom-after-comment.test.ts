@@ -14,7 +14,10 @@ import { impls } from '../helpers/impls.ts';
 const BOM = '\uFEFF';
 const cases = [
   { input: `<!--->${BOM}\r\n<br><td onclick=''>`, expected: `<!--->${BOM}\n<br><td onclick=''>` },
-  { input: `<!-- a --!>${BOM}\t\t<html><svg><title>t</title></svg>`, expected: `<!-- a --!>${BOM} <html><svg><title>t</title></svg>` },
+  {
+    input: `<!-- a --!>${BOM}\t\t<html><svg><title>t</title></svg>`,
+    expected: `<!-- a --!>${BOM} <html><svg><title>t</title></svg>`,
+  },
   // Other comments before it still go: only the one the BOM's bytes follow stays.
   { input: `<!-- x --><!-- y -->${BOM}<p>`, expected: `<!-- y -->${BOM}<p>` },
   // A real BOM at byte 0 is kept, and a comment after it goes (the second U+FEFF is text either way).

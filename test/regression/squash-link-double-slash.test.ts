@@ -36,7 +36,11 @@ for (const [name, impl] of impls) {
       const input = Buffer.from(`<a href="${link}">x</a>`);
       const once = impl.squashHtml(input, options);
       const href = /href="([^"]*)"/s.exec(once.toString())![1]!;
-      t.is(new URL(href, page).href, new URL(link, page).href, `${JSON.stringify(link)} became ${JSON.stringify(href)}`);
+      t.is(
+        new URL(href, page).href,
+        new URL(link, page).href,
+        `${JSON.stringify(link)} became ${JSON.stringify(href)}`,
+      );
       t.true(impl.squashHtml(once, options).equals(once), `squashing ${JSON.stringify(href)} again changes nothing`);
     }
   });

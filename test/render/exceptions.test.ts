@@ -14,8 +14,14 @@ import { firstDifference, Renderer, type Rendering } from '../helpers/chromium.t
 import { renderTest } from '../helpers/render-test.ts';
 
 const dir = fileURLToPath(new URL('../fixtures/render/exceptions/', import.meta.url));
-const names = readdirSync(dir).filter((f) => f.endsWith('.html')).sort();
-const listed = [...readFileSync(fileURLToPath(new URL('EXCEPTIONS.md', import.meta.url)), 'utf8').matchAll(/^\| `([^`]+\.html)` \|/gm)]
+const names = readdirSync(dir)
+  .filter((f) => f.endsWith('.html'))
+  .sort();
+const listed = [
+  ...readFileSync(fileURLToPath(new URL('EXCEPTIONS.md', import.meta.url)), 'utf8').matchAll(
+    /^\| `([^`]+\.html)` \|/gm,
+  ),
+]
   .map((m) => m[1]!)
   .sort();
 
@@ -28,9 +34,15 @@ let rendered: Promise<Map<string, [Rendering, Rendering]>> | undefined;
 
 async function renderAll(): Promise<Map<string, [Rendering, Rendering]>> {
   renderer = await Renderer.launch();
-  const pages = names.map((name) => ({ name, url: `http://exceptions.test/${name}`, original: readFileSync(dir + name) }));
+  const pages = names.map((name) => ({
+    name,
+    url: `http://exceptions.test/${name}`,
+    original: readFileSync(dir + name),
+  }));
   const before = await renderer.render(pages.map((p) => ({ url: p.url, body: p.original })));
-  const after = await renderer.render(pages.map((p) => ({ url: p.url, body: core.squashHtml(p.original, { level: 1 }) })));
+  const after = await renderer.render(
+    pages.map((p) => ({ url: p.url, body: core.squashHtml(p.original, { level: 1 }) })),
+  );
   return new Map(pages.map((p, i) => [p.name, [before[i]!, after[i]!]]));
 }
 
@@ -44,7 +56,11 @@ for (const name of names) {
     rendered ??= renderAll();
     const [before, after] = (await rendered).get(name)!;
     const difference = firstDifference(before, after);
-    t.not(difference, undefined, `${name} should render differently squashed; if it no longer does, take it off the list`);
+    t.not(
+      difference,
+      undefined,
+      `${name} should render differently squashed; if it no longer does, take it off the list`,
+    );
     t.log(difference);
   });
 }

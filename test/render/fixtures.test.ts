@@ -16,7 +16,9 @@ import { renderTest } from '../helpers/render-test.ts';
 
 const dir = fileURLToPath(new URL('../fixtures/squash/', import.meta.url));
 const cases = JSON.parse(readFileSync(`${dir}cases.json`, 'utf8')) as Record<string, SquashOptions>;
-const names = readdirSync(dir).filter((f) => f.endsWith('.html') && !f.endsWith('.expected.html')).sort();
+const names = readdirSync(dir)
+  .filter((f) => f.endsWith('.html') && !f.endsWith('.expected.html'))
+  .sort();
 
 interface Pair {
   original: Rendering;
@@ -34,13 +36,17 @@ async function renderAll(): Promise<Map<string, Pair>> {
     const url = options.host ? `http://${options.host}${options.path ?? '/'}` : `http://fixtures.test/${name}`;
     const original = readFileSync(dir + name);
     const squashed = core.squashHtml(original, options);
-    if (!squashed.equals(twins.squashHtml(original, options))) throw new Error(`${name}: native and twin squash differently`);
+    if (!squashed.equals(twins.squashHtml(original, options)))
+      throw new Error(`${name}: native and twin squash differently`);
     return { name, url, original, squashed };
   });
   const before = await renderer.render(pages.map((p) => ({ url: p.url, body: p.original })));
   const after = await renderer.render(pages.map((p) => ({ url: p.url, body: p.squashed })));
   return new Map(
-    pages.map((p, i) => [p.name, { original: before[i]!, squashed: after[i]!, shrunk: p.original.length - p.squashed.length }]),
+    pages.map((p, i) => [
+      p.name,
+      { original: before[i]!, squashed: after[i]!, shrunk: p.original.length - p.squashed.length },
+    ]),
   );
 }
 
@@ -59,7 +65,11 @@ for (const name of names) {
   renderTest(`${name} renders the same text, boxes and links squashed as original`, async (t) => {
     const pair = (await rendered!).get(name)!;
     t.true(pair.original.elements.length > 0, 'the page rendered some elements');
-    t.is(firstDifference(pair.original, pair.squashed), undefined, `${name}: the squashed page should render exactly as the original`);
+    t.is(
+      firstDifference(pair.original, pair.squashed),
+      undefined,
+      `${name}: the squashed page should render exactly as the original`,
+    );
     t.log(`${pair.original.elements.length} elements, ${pair.shrunk} bytes saved`);
   });
 }

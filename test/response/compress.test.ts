@@ -15,7 +15,10 @@ for (const mode of ['sync', 'async'] as const) {
     test(`${coding} ${mode}: the bytes decompress to the body and own their memory`, async (t) => {
       const { bytes } = await compressIn(mode, page, coding, coding === 'br' ? 4 : 6);
       t.true(bytes.length > 4096, 'large enough not to come from the shared pool');
-      t.true(bytes.buffer.byteLength <= 2 * bytes.length, `a ${bytes.length}-byte result holds ${bytes.buffer.byteLength} bytes`);
+      t.true(
+        bytes.buffer.byteLength <= 2 * bytes.length,
+        `a ${bytes.length}-byte result holds ${bytes.buffer.byteLength} bytes`,
+      );
       t.true((coding === 'gzip' ? gunzipSync(bytes) : brotliDecompressSync(bytes)).equals(page));
     });
   }

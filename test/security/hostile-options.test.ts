@@ -24,18 +24,86 @@ function tempDir(t: ExecutionContext): string {
 }
 
 const optionNames = [
-  'compressContent', 'optimiseContent', 'rewriteLinks', 'generateEtag', 'generate304', 'lastModified', 'trustLastModified',
-  'templatePaths', 'templateMtimeCache', 'templateMtimeCacheDuration', 'minCompressSize', 'encodings', 'compressionLevels',
-  'compressibleTypes', 'excludedTypes', 'cache', 'cacheDuration', 'cacheKey', 'cacheSingleFlight', 'cacheLockTimeout',
-  'cacheLock', 'cacheLockDir', 'varyBy', 'cacheMaxSize', 'cacheWaitFailure', 'cacheStoreTimeout', 'memoMaxSize', 'messages', 'logger',
+  'compressContent',
+  'optimiseContent',
+  'rewriteLinks',
+  'generateEtag',
+  'generate304',
+  'lastModified',
+  'trustLastModified',
+  'templatePaths',
+  'templateMtimeCache',
+  'templateMtimeCacheDuration',
+  'minCompressSize',
+  'encodings',
+  'compressionLevels',
+  'compressibleTypes',
+  'excludedTypes',
+  'cache',
+  'cacheDuration',
+  'cacheKey',
+  'cacheSingleFlight',
+  'cacheLockTimeout',
+  'cacheLock',
+  'cacheLockDir',
+  'varyBy',
+  'cacheMaxSize',
+  'cacheWaitFailure',
+  'cacheStoreTimeout',
+  'memoMaxSize',
+  'messages',
+  'logger',
 ];
 
 /** Any value, plus the near misses that reach deeper checks than a wrong type does. */
 const value = fc.oneof(
-  { arbitrary: fc.anything({ withBoxedValues: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true, withBigInt: true, withDate: true }), weight: 6 },
+  {
+    arbitrary: fc.anything({
+      withBoxedValues: true,
+      withMap: true,
+      withSet: true,
+      withTypedArray: true,
+      withSparseArray: true,
+      withNullPrototype: true,
+      withBigInt: true,
+      withDate: true,
+    }),
+    weight: 6,
+  },
   { arbitrary: fc.func(fc.anything()), weight: 1 },
-  { arbitrary: fc.constantFrom(0, 1, 2, 3, -1, 0.5, NaN, Infinity, '', '10 minutes', 'soon', 'br', 'x-gzip', 'sqlite:', 'redis://', [], ['br', 'lzma'], [/html/, 'text/x'], [1], {}, { br: 12 }, { get: 1, set: 2, delete: 3 }), weight: 2 },
-  { arbitrary: fc.array(fc.oneof(fc.string(), fc.integer(), fc.constant(undefined), fc.constant(null)), { maxLength: 4 }), weight: 1 },
+  {
+    arbitrary: fc.constantFrom(
+      0,
+      1,
+      2,
+      3,
+      -1,
+      0.5,
+      NaN,
+      Infinity,
+      '',
+      '10 minutes',
+      'soon',
+      'br',
+      'x-gzip',
+      'sqlite:',
+      'redis://',
+      [],
+      ['br', 'lzma'],
+      [/html/, 'text/x'],
+      [1],
+      {},
+      { br: 12 },
+      { get: 1, set: 2, delete: 3 },
+    ),
+    weight: 2,
+  },
+  {
+    arbitrary: fc.array(fc.oneof(fc.string(), fc.integer(), fc.constant(undefined), fc.constant(null)), {
+      maxLength: 4,
+    }),
+    weight: 1,
+  },
 );
 
 /**
@@ -43,9 +111,15 @@ const value = fc.oneof(
  * A string cacheLockDir is confined to `dir` (buffer() creates the directory).
  */
 function optionsIn(dir: string): fc.Arbitrary<Record<string, unknown>> {
-  return fc.dictionary(fc.oneof({ arbitrary: fc.constantFrom(...optionNames), weight: 8 }, { arbitrary: fc.string(), weight: 1 }), value, { maxKeys: 6 })
+  return fc
+    .dictionary(
+      fc.oneof({ arbitrary: fc.constantFrom(...optionNames), weight: 8 }, { arbitrary: fc.string(), weight: 1 }),
+      value,
+      { maxKeys: 6 },
+    )
     .map((options) => {
-      if (typeof options.cacheLockDir === 'string') options.cacheLockDir = join(dir, Buffer.from(options.cacheLockDir).toString('hex').slice(0, 40) || 'x');
+      if (typeof options.cacheLockDir === 'string')
+        options.cacheLockDir = join(dir, Buffer.from(options.cacheLockDir).toString('hex').slice(0, 40) || 'x');
       return options;
     });
 }
@@ -61,7 +135,8 @@ function outcome(make: () => unknown, ok: (made: unknown) => boolean): string {
     return ok(made) ? 'ok' : `returned ${typeof made}`;
   } catch (error) {
     if (error instanceof BufferOptionError && error.message.startsWith('koa-buffer: ')) return error.key;
-    if ((error instanceof TypeError || error instanceof RangeError) && error.message.startsWith('koa-buffer: ')) return error.name;
+    if ((error instanceof TypeError || error instanceof RangeError) && error.message.startsWith('koa-buffer: '))
+      return error.name;
     return `threw ${(error as Error)?.name}: ${(error as Error)?.message}`;
   }
 }
@@ -70,17 +145,31 @@ test('buffer() with random options returns a middleware or throws a BufferOption
   const dir = tempDir(t);
   const seen = new Map<string, number>();
   fc.assert(
-    fc.property(fc.oneof({ arbitrary: optionsIn(dir), weight: 9 }, { arbitrary: fc.anything(), weight: 1 }), (options) => {
-      const result = outcome(() => buffer(options as never), (made) => typeof made === 'function');
-      seen.set(result, (seen.get(result) ?? 0) + 1);
-      return result === 'ok' || !result.startsWith('threw') && !result.startsWith('returned');
-    }),
+    fc.property(
+      fc.oneof({ arbitrary: optionsIn(dir), weight: 9 }, { arbitrary: fc.anything(), weight: 1 }),
+      (options) => {
+        const result = outcome(
+          () => buffer(options as never),
+          (made) => typeof made === 'function',
+        );
+        seen.set(result, (seen.get(result) ?? 0) + 1);
+        return result === 'ok' || (!result.startsWith('threw') && !result.startsWith('returned'));
+      },
+    ),
     { seed: 1234, numRuns: 3000 },
   );
-  t.log([...seen].sort((a, b) => b[1] - a[1]).map(([what, n]) => `${n} ${what}`).join(', '));
+  t.log(
+    [...seen]
+      .sort((a, b) => b[1] - a[1])
+      .map(([what, n]) => `${n} ${what}`)
+      .join(', '),
+  );
   t.true((seen.get('ok') ?? 0) > 50, 'some random options were accepted');
   t.true(seen.size > 15, 'and many distinct problems were reported');
-  t.true(readdirSync(dir).every((name) => /^[0-9a-f]*x?$/.test(name)), 'no directory was made outside the confined one');
+  t.true(
+    readdirSync(dir).every((name) => /^[0-9a-f]*x?$/.test(name)),
+    'no directory was made outside the confined one',
+  );
 });
 
 test('bufferSection() and the lock constructors with random options return, or throw a BufferOptionError (or, for Lock, a TypeError or RangeError) naming the problem (property, fixed seed)', (t) => {
@@ -92,16 +181,19 @@ test('bufferSection() and the lock constructors with random options return, or t
     ['FileLock', (o) => new FileLock(o as never), (made) => made instanceof FileLock],
   ];
   const lockNames = ['timeout', 'step', 'ratio', 'maxStep', 'exptime', 'messages', 'dir'];
-  const options = fc.dictionary(fc.constantFrom(...optionNames.slice(0, 8), ...lockNames), value, { maxKeys: 4 }).map((o) => {
-    if (typeof o.dir === 'string') o.dir = join(dir, Buffer.from(o.dir).toString('hex').slice(0, 40) || 'x');
-    return o;
-  });
+  const options = fc
+    .dictionary(fc.constantFrom(...optionNames.slice(0, 8), ...lockNames), value, { maxKeys: 4 })
+    .map((o) => {
+      if (typeof o.dir === 'string') o.dir = join(dir, Buffer.from(o.dir).toString('hex').slice(0, 40) || 'x');
+      return o;
+    });
   for (const [name, make, ok] of makers) {
     const unexpected: string[] = [];
     fc.assert(
       fc.property(fc.oneof({ arbitrary: options, weight: 9 }, { arbitrary: fc.anything(), weight: 1 }), (o) => {
         const result = outcome(() => make(o), ok);
-        if (result.startsWith('threw') || result.startsWith('returned')) unexpected.push(`${result} for ${fc.stringify(o)}`);
+        if (result.startsWith('threw') || result.startsWith('returned'))
+          unexpected.push(`${result} for ${fc.stringify(o)}`);
       }),
       { seed: 99, numRuns: 800 },
     );
@@ -138,30 +230,63 @@ test('random ctx.state.buffer values never crash a request: every answer is a 2x
     { arbitrary: value, weight: 1 },
     {
       arbitrary: fc.dictionary(fc.constantFrom(...optionNames), value, { maxKeys: 5 }).map((o) => {
-        if (typeof o.cache === 'string') o.cache = fc.sample(fc.constantFrom('sqlite::memory:', `sqlite:${join(dir, 'stash.sqlite')}`, 'redis://127.0.0.1:1', 'nope'), { seed: o.cache.length, numRuns: 1 })[0];
+        if (typeof o.cache === 'string')
+          o.cache = fc.sample(
+            fc.constantFrom('sqlite::memory:', `sqlite:${join(dir, 'stash.sqlite')}`, 'redis://127.0.0.1:1', 'nope'),
+            { seed: o.cache.length, numRuns: 1 },
+          )[0];
         return o;
       }),
       weight: 4,
     },
   );
   // Objects that throw when read: the request fails (500 with a body), nothing else does.
-  const throwing = new Proxy({}, { get: () => { throw new Error('read me not'); }, ownKeys: () => { throw new Error('list me not'); } });
+  const throwing = new Proxy(
+    {},
+    {
+      get: () => {
+        throw new Error('read me not');
+      },
+      ownKeys: () => {
+        throw new Error('list me not');
+      },
+    },
+  );
   const hostile = fc.constantFrom<unknown>(
     throwing,
     { compressContent: throwing },
-    Object.defineProperty({}, 'cacheKey', { enumerable: true, get: () => { throw new Error('no key'); } }),
-    { cacheKey: () => { throw new Error('no key'); } },
+    Object.defineProperty({}, 'cacheKey', {
+      enumerable: true,
+      get: () => {
+        throw new Error('no key');
+      },
+    }),
+    {
+      cacheKey: () => {
+        throw new Error('no key');
+      },
+    },
     { lastModified: () => () => 1 },
-    { lastModified: () => { throw new Error('no date'); } },
+    {
+      lastModified: () => {
+        throw new Error('no date');
+      },
+    },
   );
   await fc.assert(
-    fc.asyncProperty(fc.oneof({ arbitrary: stash, weight: 9 }, { arbitrary: hostile, weight: 1 }), fc.constantFrom('/page', '/json', '/page?x=1'), fc.constantFrom('br', 'gzip', 'identity'), async (value, path, coding) => {
-      current = value;
-      const response = await server.request(path, { headers: { 'accept-encoding': coding } });
-      statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
-      const fine = (response.status >= 200 && response.status < 400) || (response.status >= 500 && response.body.length > 0);
-      if (!fine) failures.push(`${response.status} for ${fc.stringify(value)}`);
-    }),
+    fc.asyncProperty(
+      fc.oneof({ arbitrary: stash, weight: 9 }, { arbitrary: hostile, weight: 1 }),
+      fc.constantFrom('/page', '/json', '/page?x=1'),
+      fc.constantFrom('br', 'gzip', 'identity'),
+      async (value, path, coding) => {
+        current = value;
+        const response = await server.request(path, { headers: { 'accept-encoding': coding } });
+        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+        const fine =
+          (response.status >= 200 && response.status < 400) || (response.status >= 500 && response.body.length > 0);
+        if (!fine) failures.push(`${response.status} for ${fc.stringify(value)}`);
+      },
+    ),
     { seed: 4321, numRuns: 600 },
   );
   t.log(`statuses: ${JSON.stringify(Object.fromEntries(statuses))}`);

@@ -7,7 +7,18 @@
  * `md5.lock` inside the lock directory.
  */
 import { createHash } from 'node:crypto';
-import { linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import fc from 'fast-check';
@@ -37,7 +48,12 @@ function plantVictim(dir: string): { path: string; unchanged: () => boolean; unl
     path,
     unchanged: () => {
       const now = statSync(path);
-      return readFileSync(path, 'utf8') === 'precious = true\n' && now.mode === before.mode && now.mtimeMs === before.mtimeMs && now.size === before.size;
+      return (
+        readFileSync(path, 'utf8') === 'precious = true\n' &&
+        now.mode === before.mode &&
+        now.mtimeMs === before.mtimeMs &&
+        now.size === before.size
+      );
     },
     // Nobody holds a flock on it: a fresh descriptor can take one.
     unlocked: () => {
@@ -70,16 +86,24 @@ test('a symlink planted at a lock path under a running middleware: the page is s
   const base = tempDir(t);
   const dir = join(base, 'locks');
   const log = recordingLogger();
-  const server = await serve(t, [buffer({ cache: true, cacheKey: 'report', cacheLockDir: dir, logger: log }), async (ctx) => {
-    if (await ctx.bufferIsCached()) return;
-    ctx.type = 'html';
-    ctx.body = '<p>the report</p>';
-  }]);
+  const server = await serve(t, [
+    buffer({ cache: true, cacheKey: 'report', cacheLockDir: dir, logger: log }),
+    async (ctx) => {
+      if (await ctx.bufferIsCached()) return;
+      ctx.type = 'html';
+      ctx.body = '<p>the report</p>';
+    },
+  ]);
   const victim = plantVictim(base);
   symlinkSync(victim.path, join(dir, lockName('report')));
   const responses = await Promise.all(Array.from({ length: 5 }, () => server.request('/')));
   for (const response of responses) t.is(response.body.toString(), '<p>the report</p>');
-  t.is(log.count(/^lock for report failed, building with a per-process flight: cannot open .*: Too many levels of symbolic links$/), 1);
+  t.is(
+    log.count(
+      /^lock for report failed, building with a per-process flight: cannot open .*: Too many levels of symbolic links$/,
+    ),
+    1,
+  );
   t.true(victim.unchanged());
   t.true(victim.unlocked());
 });
@@ -102,7 +126,9 @@ test('a hard link planted at a lock path: the linked file’s contents and mode 
 test('under umask 0, the lock directory koa-buffer creates is 0700 and every lock file 0600 (a server process)', async (t) => {
   const base = tempDir(t);
   const dir = join(base, 'a', 'locks');
-  const child = spawnChild(t, fixture('fault-server.ts'), [JSON.stringify({ cache: `sqlite:${join(base, 'cache.sqlite')}`, lockDir: dir, umask: 0 })]);
+  const child = spawnChild(t, fixture('fault-server.ts'), [
+    JSON.stringify({ cache: `sqlite:${join(base, 'cache.sqlite')}`, lockDir: dir, umask: 0 }),
+  ]);
   const { port } = await child.waitForJson<{ port: number }>((m) => typeof m.port === 'number', 'the port');
   for (const name of ['one', 'two', 'three']) t.is((await rawRequest(port, `/page/${name}`)).status, 200);
   t.is(statSync(dir).mode & 0o777, 0o700, 'the lock directory is private');
@@ -114,8 +140,23 @@ test('under umask 0, the lock directory koa-buffer creates is 0700 and every loc
 
 /** Keys meant to climb out of the directory or break the path. */
 const hostileKeys = [
-  '', '.', '..', '../x', '../../../../etc/passwd', '/etc/passwd', 'a/../../b', '..\\..\\x', '\0', 'x\0/../../y',
-  '%2e%2e%2fx', '🔒'.repeat(1000), 'é'.repeat(100 * 1024), '\uD800', 'lock\n/tmp/x', ' ', '-rf',
+  '',
+  '.',
+  '..',
+  '../x',
+  '../../../../etc/passwd',
+  '/etc/passwd',
+  'a/../../b',
+  '..\\..\\x',
+  '\0',
+  'x\0/../../y',
+  '%2e%2e%2fx',
+  '🔒'.repeat(1000),
+  'é'.repeat(100 * 1024),
+  '\uD800',
+  'lock\n/tmp/x',
+  ' ',
+  '-rf',
 ];
 
 const anyKey = fc.oneof(
@@ -140,7 +181,10 @@ test('keys of any content and size name only md5(key).lock inside the lock direc
     { seed: 2024, numRuns: 400, examples: hostileKeys.map((key) => [key]) },
   );
   t.deepEqual(readdirSync(base), ['locks'], 'nothing was created beside the lock directory');
-  t.true(readdirSync(dir).every((name) => /^[0-9a-f]{32}\.lock$/.test(name)), 'and only lock files inside it');
+  t.true(
+    readdirSync(dir).every((name) => /^[0-9a-f]{32}\.lock$/.test(name)),
+    'and only lock files inside it',
+  );
 });
 
 test('a cacheKey made from attacker-controlled input cannot put a lock file outside cacheLockDir', async (t) => {
@@ -155,12 +199,21 @@ test('a cacheKey made from attacker-controlled input cannot put a lock file outs
       ctx.body = 'ok';
     },
   ]);
-  const keys = ['../elsewhere/x', '../../../../tmp/x', '%00', 'a%2F..%2F..%2Fb', encodeURIComponent('🔒'.repeat(200)), 'x'.repeat(12_000)] // Node refuses request lines over 16 KiB;
+  const keys = [
+    '../elsewhere/x',
+    '../../../../tmp/x',
+    '%00',
+    'a%2F..%2F..%2Fb',
+    encodeURIComponent('🔒'.repeat(200)),
+    'x'.repeat(12_000),
+  ]; // Node refuses request lines over 16 KiB;
   for (const key of keys) {
     const response = await server.request(`/?k=${key}`);
     t.is(response.status, 200, `${key.slice(0, 30)}: served`);
   }
   t.deepEqual(readdirSync(base).sort(), ['elsewhere', 'locks']);
   t.deepEqual(readdirSync(join(base, 'elsewhere')), [], 'nothing landed outside the lock directory');
-  t.true(readdirSync(dir).length >= keys.length - 1 && readdirSync(dir).every((name) => /^[0-9a-f]{32}\.lock$/.test(name)));
+  t.true(
+    readdirSync(dir).length >= keys.length - 1 && readdirSync(dir).every((name) => /^[0-9a-f]{32}\.lock$/.test(name)),
+  );
 });

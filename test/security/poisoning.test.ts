@@ -19,7 +19,11 @@ import type { BufferOptions } from '../../src/options.ts';
 import { serve, type Served } from '../helpers/serve.ts';
 
 /** A site whose page echoes the host, origin and target it was built for. */
-async function site(t: ExecutionContext, proxy: boolean, options: BufferOptions = {}): Promise<{ server: Served; runs: () => number }> {
+async function site(
+  t: ExecutionContext,
+  proxy: boolean,
+  options: BufferOptions = {},
+): Promise<{ server: Served; runs: () => number }> {
   const app = new Koa();
   app.proxy = proxy;
   let runs = 0;
@@ -53,8 +57,11 @@ for (const proxy of [false, true]) {
   test(`app.proxy ${proxy}: Host and X-Forwarded-Host variations never put an attacker's page in front of a visitor of good.example, sent before or together with it`, async (t) => {
     const { server } = await site(t, proxy);
     // Behind a proxy the visitor's request carries the X-Forwarded-Host the proxy set.
-    const victimHeaders: Record<string, string> = proxy ? { host: '10.0.0.1:8080', 'x-forwarded-host': 'good.example' } : { host: 'good.example' };
-    const expected = '<link rel="canonical" href="http://good.example/page"><base href="http://good.example/"><p>host=good.example url=/page proto=http</p>';
+    const victimHeaders: Record<string, string> = proxy
+      ? { host: '10.0.0.1:8080', 'x-forwarded-host': 'good.example' }
+      : { host: 'good.example' };
+    const expected =
+      '<link rel="canonical" href="http://good.example/page"><base href="http://good.example/"><p>host=good.example url=/page proto=http</p>';
     for (const attack of attacks) {
       // First the attacker alone (a poisoned entry would be stored), then attacker and victims at once (one flight).
       await server.request('/page', { headers: attack });
@@ -64,7 +71,11 @@ for (const proxy of [false, true]) {
       ]);
       for (const victim of together.slice(1)) {
         t.is(victim.status, 200);
-        t.is(victim.body.toString(), expected, `after ${JSON.stringify(attack)} the visitor gets the page of good.example`);
+        t.is(
+          victim.body.toString(),
+          expected,
+          `after ${JSON.stringify(attack)} the visitor gets the page of good.example`,
+        );
       }
     }
     const last = await server.request('/page', { headers: victimHeaders });
@@ -76,7 +87,9 @@ for (const proxy of [false, true]) {
 /** A raw request line, since Node's client always sends origin form. */
 function rawGet(port: number, target: string, host: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
+    const socket = connect(port, '127.0.0.1', () =>
+      socket.write(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
+    );
     let out = '';
     socket.setEncoding('latin1').on('data', (chunk: string) => (out += chunk));
     socket.on('error', reject);
@@ -87,35 +100,64 @@ function rawGet(port: number, target: string, host: string): Promise<string> {
 test('request targets that carry more than host, path and query (absolute form, a fragment, odd forms) never poison the plain page', async (t) => {
   const { server } = await site(t, false);
   const targets = [
-    'http://evil.example/page', 'https://evil.example/page', 'http://good.example@evil.example/page', 'HTTP://EVIL.example/page',
-    '/page#x', '/page#"><script>alert(1)</script>', '/page?#', 'page', '*',
+    'http://evil.example/page',
+    'https://evil.example/page',
+    'http://good.example@evil.example/page',
+    'HTTP://EVIL.example/page',
+    '/page#x',
+    '/page#"><script>alert(1)</script>',
+    '/page?#',
+    'page',
+    '*',
   ];
   for (const target of targets) {
     const answer = await rawGet(server.port, target, 'good.example');
-    t.notRegex(answer, /cache-status: koa-buffer; (hit|fwd=miss; stored)/i, `${target} neither stores nor reads an entry`);
+    t.notRegex(
+      answer,
+      /cache-status: koa-buffer; (hit|fwd=miss; stored)/i,
+      `${target} neither stores nor reads an entry`,
+    );
   }
   const victim = await server.request('/page', { headers: { host: 'good.example' } });
-  t.is(victim.body.toString(), '<link rel="canonical" href="http://good.example/page"><base href="http://good.example/"><p>host=good.example url=/page proto=http</p>');
+  t.is(
+    victim.body.toString(),
+    '<link rel="canonical" href="http://good.example/page"><base href="http://good.example/"><p>host=good.example url=/page proto=http</p>',
+  );
   // And the other way round: the entry a visitor stored is not replayed to those forms either.
   for (const target of targets.slice(0, 6)) {
-    t.notRegex(await rawGet(server.port, target, 'good.example'), /x-cache: HIT/i, `${target} is not answered from the stored page`);
+    t.notRegex(
+      await rawGet(server.port, target, 'good.example'),
+      /x-cache: HIT/i,
+      `${target} is not answered from the stored page`,
+    );
   }
 });
 
 test("a page that echoes a request header outside the key (Koa 3's ctx.origin is the Origin header) is shared, unless the response says Vary or varyBy names it", async (t) => {
   let runs = 0;
-  const server = await serve(t, [buffer({ cache: true, varyBy: [] }), async (ctx) => {
-    if (await ctx.bufferIsCached()) return;
-    runs++;
-    if (ctx.path === '/vary') ctx.vary('Origin');
-    ctx.type = 'html';
-    ctx.body = `<p>origin=${ctx.origin}</p>`;
-  }]);
+  const server = await serve(t, [
+    buffer({ cache: true, varyBy: [] }),
+    async (ctx) => {
+      if (await ctx.bufferIsCached()) return;
+      runs++;
+      if (ctx.path === '/vary') ctx.vary('Origin');
+      ctx.type = 'html';
+      ctx.body = `<p>origin=${ctx.origin}</p>`;
+    },
+  ]);
   await server.request('/plain', { headers: { origin: 'https://evil.example' } });
   const shared = await server.request('/plain');
-  t.is(shared.body.toString(), '<p>origin=https://evil.example</p>', 'the documented limit: what the key does not hold is shared (SECURITY.md)');
+  t.is(
+    shared.body.toString(),
+    '<p>origin=https://evil.example</p>',
+    'the documented limit: what the key does not hold is shared (SECURITY.md)',
+  );
   const attack = await server.request('/vary', { headers: { origin: 'https://evil.example' } });
-  t.is(attack.headers['cache-status'], 'koa-buffer; fwd=uri-miss; detail=VARY', 'a response varying on a header outside varyBy is not stored');
+  t.is(
+    attack.headers['cache-status'],
+    'koa-buffer; fwd=uri-miss; detail=VARY',
+    'a response varying on a header outside varyBy is not stored',
+  );
   t.is((await server.request('/vary')).body.toString(), '<p>origin=null</p>', 'so the next visitor gets its own page');
   t.is(runs, 3);
 });
@@ -123,8 +165,14 @@ test("a page that echoes a request header outside the key (Koa 3's ctx.origin is
 test('X-Forwarded-Proto is not part of the key: with app.proxy, a page built for one scheme is served for the other, unless varyBy names the header', async (t) => {
   const plain = await site(t, true);
   await plain.server.request('/page', { headers: { host: 'good.example', 'x-forwarded-proto': 'http' } });
-  const https = await plain.server.request('/page', { headers: { host: 'good.example', 'x-forwarded-proto': 'https' } });
-  t.regex(https.body.toString(), /proto=http</, 'the documented limit: the scheme does not split the key (SECURITY.md)');
+  const https = await plain.server.request('/page', {
+    headers: { host: 'good.example', 'x-forwarded-proto': 'https' },
+  });
+  t.regex(
+    https.body.toString(),
+    /proto=http</,
+    'the documented limit: the scheme does not split the key (SECURITY.md)',
+  );
   const split = await site(t, true, { varyBy: ['x-forwarded-proto'] });
   await split.server.request('/page', { headers: { host: 'good.example', 'x-forwarded-proto': 'http' } });
   const own = await split.server.request('/page', { headers: { host: 'good.example', 'x-forwarded-proto': 'https' } });

@@ -87,15 +87,17 @@ for (const cacheWaitFailure of ['retry-later', 'run'] as const) {
     const counts = { answered: 0, retryLater: 0, hits: 0, collapsed: 0 };
     await fc.assert(
       fc.asyncProperty(fc.array(visit, { minLength: 8, maxLength: 30 }), async (schedule) => {
-        const responses = await Promise.all(schedule.map(async (v) => {
-          const secret = visitors[v.visitor]!;
-          const headers: Record<string, string> = {
-            cookie: `${v.before}sid=${secret};${v.after}`,
-            'x-visitor': secret,
-            ...(v.page === '/authorization' ? { authorization: `Bearer ${secret}` } : {}),
-          };
-          return { v, secret, response: await server.request(`${v.page}?${v.query}`, { headers }) };
-        }));
+        const responses = await Promise.all(
+          schedule.map(async (v) => {
+            const secret = visitors[v.visitor]!;
+            const headers: Record<string, string> = {
+              cookie: `${v.before}sid=${secret};${v.after}`,
+              'x-visitor': secret,
+              ...(v.page === '/authorization' ? { authorization: `Bearer ${secret}` } : {}),
+            };
+            return { v, secret, response: await server.request(`${v.page}?${v.query}`, { headers }) };
+          }),
+        );
         for (const { v, secret, response } of responses) check(v.page, secret, response);
       }),
       { seed: 77, numRuns: 25 },
@@ -114,15 +116,20 @@ for (const cacheWaitFailure of ['retry-later', 'run'] as const) {
       if (response.headers['cache-status'] === 'koa-buffer; fwd=miss; collapsed') counts.collapsed++;
       if (response.status !== 200) problems.push(`${page}: status ${response.status}`);
       if (seen.some((s) => s !== secret)) problems.push(`${page}: ${secret} saw ${seen.join(', ')}`);
-      else if (page === '/public' ? body !== '<p>page /public for none</p>' : !seen.includes(secret)) problems.push(`${page}: ${secret} got ${JSON.stringify(body)}`);
+      else if (page === '/public' ? body !== '<p>page /public for none</p>' : !seen.includes(secret))
+        problems.push(`${page}: ${secret} got ${JSON.stringify(body)}`);
       const cookie = response.headers['set-cookie'];
-      if (cookie !== undefined && !cookie.includes(secret)) problems.push(`${page}: ${secret} was handed the cookie ${cookie}`);
+      if (cookie !== undefined && !cookie.includes(secret))
+        problems.push(`${page}: ${secret} was handed the cookie ${cookie}`);
     }
 
-    t.log(`${counts.answered} pages (${counts.hits} hits, ${counts.collapsed} from another request's build), ${counts.retryLater} retry-later answers, ${runs} builds`);
+    t.log(
+      `${counts.answered} pages (${counts.hits} hits, ${counts.collapsed} from another request's build), ${counts.retryLater} retry-later answers, ${runs} builds`,
+    );
     t.deepEqual(problems.slice(0, 10), [], 'every visitor saw only its own secret');
     t.true(counts.answered > 300, 'the schedules were real');
     t.true(counts.hits > 20 && counts.collapsed > 5, 'stored pages and flights were in play');
-    if (cacheWaitFailure === 'run') t.is(counts.retryLater, 0, "with 'run' a waiter whose build was personal runs the action itself");
+    if (cacheWaitFailure === 'run')
+      t.is(counts.retryLater, 0, "with 'run' a waiter whose build was personal runs the action itself");
   });
 }

@@ -37,20 +37,104 @@ const notInput: Array<[string, unknown, string]> = [
 
 const badOptions: Array<[string, unknown, string, string, string]> = [
   // [what, options, error class, code, message]
-  ['null options', null, 'TypeError', 'ERR_INVALID_ARG_TYPE', 'The "options" argument must be an object or undefined (received null)'],
-  ['a string for options', 'fast', 'TypeError', 'ERR_INVALID_ARG_TYPE', `The "options" argument must be an object or undefined (received the string 'fast')`],
-  ['a function for options', () => 1, 'TypeError', 'ERR_INVALID_ARG_TYPE', 'The "options" argument must be an object or undefined (received type function)'],
-  ['a string level', { level: '1' }, 'TypeError', 'ERR_INVALID_ARG_TYPE', `The "options.level" property must be 0, 1 or 2 (received the string '1')`],
-  ['null level', { level: null }, 'TypeError', 'ERR_INVALID_ARG_TYPE', 'The "options.level" property must be 0, 1 or 2 (received null)'],
-  ['level 3', { level: 3 }, 'RangeError', 'ERR_OUT_OF_RANGE', 'The "options.level" property must be 0, 1 or 2 (received the number 3)'],
-  ['level -1', { level: -1 }, 'RangeError', 'ERR_OUT_OF_RANGE', 'The "options.level" property must be 0, 1 or 2 (received the number -1)'],
-  ['level 1.5', { level: 1.5 }, 'RangeError', 'ERR_OUT_OF_RANGE', 'The "options.level" property must be 0, 1 or 2 (received the number 1.5)'],
-  ['level NaN', { level: Number.NaN }, 'RangeError', 'ERR_OUT_OF_RANGE', 'The "options.level" property must be 0, 1 or 2 (received the number NaN)'],
-  ['level Infinity', { level: Infinity }, 'RangeError', 'ERR_OUT_OF_RANGE', 'The "options.level" property must be 0, 1 or 2 (received the number Infinity)'],
-  ['a number for rewriteLinks', { rewriteLinks: 1 }, 'TypeError', 'ERR_INVALID_ARG_TYPE', 'The "options.rewriteLinks" property must be a boolean or undefined (received the number 1)'],
-  ['a number for host', { host: 80 }, 'TypeError', 'ERR_INVALID_ARG_TYPE', 'The "options.host" property must be a string or undefined (received the number 80)'],
-  ['null path', { path: null }, 'TypeError', 'ERR_INVALID_ARG_TYPE', 'The "options.path" property must be a string or undefined (received null)'],
-  ['an object for path', { path: {} }, 'TypeError', 'ERR_INVALID_ARG_TYPE', 'The "options.path" property must be a string or undefined (received type object)'],
+  [
+    'null options',
+    null,
+    'TypeError',
+    'ERR_INVALID_ARG_TYPE',
+    'The "options" argument must be an object or undefined (received null)',
+  ],
+  [
+    'a string for options',
+    'fast',
+    'TypeError',
+    'ERR_INVALID_ARG_TYPE',
+    `The "options" argument must be an object or undefined (received the string 'fast')`,
+  ],
+  [
+    'a function for options',
+    () => 1,
+    'TypeError',
+    'ERR_INVALID_ARG_TYPE',
+    'The "options" argument must be an object or undefined (received type function)',
+  ],
+  [
+    'a string level',
+    { level: '1' },
+    'TypeError',
+    'ERR_INVALID_ARG_TYPE',
+    `The "options.level" property must be 0, 1 or 2 (received the string '1')`,
+  ],
+  [
+    'null level',
+    { level: null },
+    'TypeError',
+    'ERR_INVALID_ARG_TYPE',
+    'The "options.level" property must be 0, 1 or 2 (received null)',
+  ],
+  [
+    'level 3',
+    { level: 3 },
+    'RangeError',
+    'ERR_OUT_OF_RANGE',
+    'The "options.level" property must be 0, 1 or 2 (received the number 3)',
+  ],
+  [
+    'level -1',
+    { level: -1 },
+    'RangeError',
+    'ERR_OUT_OF_RANGE',
+    'The "options.level" property must be 0, 1 or 2 (received the number -1)',
+  ],
+  [
+    'level 1.5',
+    { level: 1.5 },
+    'RangeError',
+    'ERR_OUT_OF_RANGE',
+    'The "options.level" property must be 0, 1 or 2 (received the number 1.5)',
+  ],
+  [
+    'level NaN',
+    { level: Number.NaN },
+    'RangeError',
+    'ERR_OUT_OF_RANGE',
+    'The "options.level" property must be 0, 1 or 2 (received the number NaN)',
+  ],
+  [
+    'level Infinity',
+    { level: Infinity },
+    'RangeError',
+    'ERR_OUT_OF_RANGE',
+    'The "options.level" property must be 0, 1 or 2 (received the number Infinity)',
+  ],
+  [
+    'a number for rewriteLinks',
+    { rewriteLinks: 1 },
+    'TypeError',
+    'ERR_INVALID_ARG_TYPE',
+    'The "options.rewriteLinks" property must be a boolean or undefined (received the number 1)',
+  ],
+  [
+    'a number for host',
+    { host: 80 },
+    'TypeError',
+    'ERR_INVALID_ARG_TYPE',
+    'The "options.host" property must be a string or undefined (received the number 80)',
+  ],
+  [
+    'null path',
+    { path: null },
+    'TypeError',
+    'ERR_INVALID_ARG_TYPE',
+    'The "options.path" property must be a string or undefined (received null)',
+  ],
+  [
+    'an object for path',
+    { path: {} },
+    'TypeError',
+    'ERR_INVALID_ARG_TYPE',
+    'The "options.path" property must be a string or undefined (received type object)',
+  ],
 ];
 
 const page = '<ul>\n  <li>a</li>\n  <li>b  c</li>\n</ul>\n';
@@ -61,11 +145,15 @@ for (const [name, impl] of impls) {
 
   test(`${name}: a value that is neither bytes nor a string throws a TypeError naming "input"`, (t) => {
     for (const [what, value, received] of notInput) {
-      t.throws(() => squash(value), {
-        instanceOf: TypeError,
-        code: 'ERR_INVALID_ARG_TYPE',
-        message: `The "input" argument must be a string, Buffer, TypedArray or DataView (received ${received})`,
-      }, what);
+      t.throws(
+        () => squash(value),
+        {
+          instanceOf: TypeError,
+          code: 'ERR_INVALID_ARG_TYPE',
+          message: `The "input" argument must be a string, Buffer, TypedArray or DataView (received ${received})`,
+        },
+        what,
+      );
     }
   });
 
@@ -87,15 +175,27 @@ for (const [name, impl] of impls) {
     t.true(squash(page).equals(expected), 'no options');
     t.true(squash(page, undefined).equals(expected), 'undefined options');
     t.true(squash(page, {}).equals(expected), 'empty options');
-    t.true(squash(page, { level: undefined, rewriteLinks: undefined, host: undefined, path: undefined }).equals(expected), 'undefined values');
-    t.true(squash(page, { level: -0, minifyCss: true }).equals(Buffer.from(page)), 'level -0 is level 0; unknown keys ignored');
+    t.true(
+      squash(page, { level: undefined, rewriteLinks: undefined, host: undefined, path: undefined }).equals(expected),
+      'undefined values',
+    );
+    t.true(
+      squash(page, { level: -0, minifyCss: true }).equals(Buffer.from(page)),
+      'level -0 is level 0; unknown keys ignored',
+    );
     t.true(squash(page, []).equals(expected), 'an array is an object with no options set');
   });
 
   test(`${name}: options are read once each, in the order level, rewriteLinks, host, path`, (t) => {
     const reads: string[] = [];
     const options = {};
-    for (const [key, value] of [['level', 1], ['rewriteLinks', true], ['host', 'h'], ['path', '/x'], ['other', 1]] as const) {
+    for (const [key, value] of [
+      ['level', 1],
+      ['rewriteLinks', true],
+      ['host', 'h'],
+      ['path', '/x'],
+      ['other', 1],
+    ] as const) {
       Object.defineProperty(options, key, { get: () => (reads.push(key), value), enumerable: true });
     }
     const out = squash('<a href="http://h/x?y">', options);
@@ -105,8 +205,15 @@ for (const [name, impl] of impls) {
 
   test(`${name}: an error thrown by an options getter comes through unchanged`, (t) => {
     const boom = new Error('getter failed');
-    const options = { get level() { throw boom; } };
-    t.is(caught(() => squash(page, options)), boom);
+    const options = {
+      get level() {
+        throw boom;
+      },
+    };
+    t.is(
+      caught(() => squash(page, options)),
+      boom,
+    );
   });
 
   test(`${name}: a string is squashed as its UTF-8 bytes, lone surrogates as U+FFFD`, (t) => {
@@ -119,9 +226,17 @@ for (const [name, impl] of impls) {
     const backing = Buffer.from(`XXXX${page}YYYY`);
     const view = new Uint8Array(backing.buffer, backing.byteOffset + 4, page.length);
     t.is(squash(view).toString(), squashed, 'Uint8Array view with an offset');
-    t.is(squash(new DataView(backing.buffer, backing.byteOffset + 4, page.length)).toString(), squashed, 'DataView with an offset');
+    t.is(
+      squash(new DataView(backing.buffer, backing.byteOffset + 4, page.length)).toString(),
+      squashed,
+      'DataView with an offset',
+    );
     const even = Buffer.from('<b>  x  </b>  ');
-    t.is(squash(new Uint16Array(even.buffer.slice(even.byteOffset, even.byteOffset + even.length))).toString(), '<b> x </b> ', 'Uint16Array');
+    t.is(
+      squash(new Uint16Array(even.buffer.slice(even.byteOffset, even.byteOffset + even.length))).toString(),
+      '<b> x </b> ',
+      'Uint16Array',
+    );
     const eight = Buffer.from('<i>  y  </i>  \n\n  z     ');
     t.is(eight.length % 8, 0, 'the sample fills whole 8-byte elements');
     const f64 = new Float64Array(eight.buffer.slice(eight.byteOffset, eight.byteOffset + eight.length));
@@ -160,7 +275,11 @@ for (const [name, impl] of impls) {
       const out = squash(input);
       t.is(out.length, expectedUnit.length * count, `${input.length} bytes: length`);
       const head = Math.min(count, 2);
-      t.is(out.subarray(0, expectedUnit.length * head).toString(), expectedUnit.repeat(head), `${input.length} bytes: start`);
+      t.is(
+        out.subarray(0, expectedUnit.length * head).toString(),
+        expectedUnit.repeat(head),
+        `${input.length} bytes: start`,
+      );
       t.is(out.subarray(out.length - expectedUnit.length).toString(), expectedUnit, `${input.length} bytes: end`);
     }
   });
@@ -187,7 +306,11 @@ parentPort.postMessage({ small: addon.squashHtml('<p>  a  </p>\\n<div>').toStrin
   const run = () =>
     new Promise<{ small: string; length: number; head: string }>((resolve, reject) => {
       const worker = new Worker(source, { eval: true, workerData: { root: packageRoot } });
-      worker.once('message', (message: { small: string; length: number; head: string }) => void worker.terminate().then(() => resolve(message)));
+      worker.once(
+        'message',
+        (message: { small: string; length: number; head: string }) =>
+          void worker.terminate().then(() => resolve(message)),
+      );
       worker.once('error', reject);
     });
   const results = await Promise.all([run(), run(), run()]);

@@ -107,7 +107,11 @@ for (const [name, impl] of impls) {
 test('native and twin give identical bytes for every page, with and without link rewriting', (t) => {
   if (impls.length < 2) return t.pass('the native addon is not loaded; nothing to compare');
   const [[, native], [, twin]] = impls as [[string, CoreImplementation], [string, CoreImplementation]];
-  const variants: SquashOptions[] = [{}, { level: 2 }, { rewriteLinks: true, host: 'shop.example.com', path: '/catalog' }];
+  const variants: SquashOptions[] = [
+    {},
+    { level: 2 },
+    { rewriteLinks: true, host: 'shop.example.com', path: '/catalog' },
+  ];
   for (const page of pages) {
     for (const opts of [page.options, ...variants]) {
       const a = native.squashHtml(page.input, opts);

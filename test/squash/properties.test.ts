@@ -14,17 +14,114 @@ const RUNS = 3000;
 // Pieces a page is made of, malformed ones included, so that concatenations
 // reach every state: unterminated quotes, comments, raw text and tags.
 const PIECES = [
-  '<div>', '</div>', '<DIV class="a  b">', '<p>', '</p>', '<span>', '</span>', '<b>', '</b>', '<em>', '<a href=x>', '</a>',
-  '<br>', '<br/>', '<hr>', '<li>', '</li>', '<ul>', '</ul>', '<td>', '<tr>', '<table>', '<option>', '<select>',
-  '<pre>', '</pre>', '<PRE >', '</Pre\n>', '<listing>', '</listing>', '<xmp>', '</xmp>', '<plaintext>',
-  '<script>', '</script>', '</SCRIPT >', '<script><!--', '--></script>', '</script', '<style>', '</style>',
-  '<textarea>', '</textarea>', '<title>', '</title>', '<noscript>', '</noscript>', '<iframe>', '</iframe>',
-  '<head>', '</head>', '<meta x>', '<link y>', '<base href=/>', '<html>', '</html>', '<body>', '</body>',
-  '<!--', '-->', '--!>', '<!-- c -->', '<!---->', '<!-->', '<!--->', '<!--[if IE]>', '<![endif]-->', '<!--!', '<!--<![endif]-->',
-  '<!DOCTYPE html>', '<!doctype', '<!', '<?', '?>', '<![CDATA[', ']]>', '</', '</>', '<', '>', '/>', '=', '"', "'",
-  '/', '-', '!', '&', '&amp;', 'a', 'bc', 'x y', '\u00a0', '😀', 'é', '\ufeff', '<svg><title/>',
-  ' title="a  b"', " x='c  d'", ' href="http://h/x?y"', ' src="//H/i"', ' src="https://h"', '<a href="http://h/x?q#f">',
-  '<img src="http://h/i.png">', '<a href="//h">', '<a b"c d>', ' = ', '<i\n\tclass=x\n>',
+  '<div>',
+  '</div>',
+  '<DIV class="a  b">',
+  '<p>',
+  '</p>',
+  '<span>',
+  '</span>',
+  '<b>',
+  '</b>',
+  '<em>',
+  '<a href=x>',
+  '</a>',
+  '<br>',
+  '<br/>',
+  '<hr>',
+  '<li>',
+  '</li>',
+  '<ul>',
+  '</ul>',
+  '<td>',
+  '<tr>',
+  '<table>',
+  '<option>',
+  '<select>',
+  '<pre>',
+  '</pre>',
+  '<PRE >',
+  '</Pre\n>',
+  '<listing>',
+  '</listing>',
+  '<xmp>',
+  '</xmp>',
+  '<plaintext>',
+  '<script>',
+  '</script>',
+  '</SCRIPT >',
+  '<script><!--',
+  '--></script>',
+  '</script',
+  '<style>',
+  '</style>',
+  '<textarea>',
+  '</textarea>',
+  '<title>',
+  '</title>',
+  '<noscript>',
+  '</noscript>',
+  '<iframe>',
+  '</iframe>',
+  '<head>',
+  '</head>',
+  '<meta x>',
+  '<link y>',
+  '<base href=/>',
+  '<html>',
+  '</html>',
+  '<body>',
+  '</body>',
+  '<!--',
+  '-->',
+  '--!>',
+  '<!-- c -->',
+  '<!---->',
+  '<!-->',
+  '<!--->',
+  '<!--[if IE]>',
+  '<![endif]-->',
+  '<!--!',
+  '<!--<![endif]-->',
+  '<!DOCTYPE html>',
+  '<!doctype',
+  '<!',
+  '<?',
+  '?>',
+  '<![CDATA[',
+  ']]>',
+  '</',
+  '</>',
+  '<',
+  '>',
+  '/>',
+  '=',
+  '"',
+  "'",
+  '/',
+  '-',
+  '!',
+  '&',
+  '&amp;',
+  'a',
+  'bc',
+  'x y',
+  '\u00a0',
+  '😀',
+  'é',
+  '\ufeff',
+  '<svg><title/>',
+  ' title="a  b"',
+  " x='c  d'",
+  ' href="http://h/x?y"',
+  ' src="//H/i"',
+  ' src="https://h"',
+  '<a href="http://h/x?q#f">',
+  '<img src="http://h/i.png">',
+  '<a href="//h">',
+  '<a b"c d>',
+  ' = ',
+  '<i\n\tclass=x\n>',
 ];
 const WS = [' ', '  ', '\n', '\r\n', '\t', '\f', '\r', '\n    ', ' \n\t '];
 
@@ -43,7 +140,11 @@ const soup = fc
   )
   .map((parts) => Buffer.concat(parts.map(bytes)));
 
-const OPTIONS: SquashOptions[] = [{}, { rewriteLinks: true, host: 'h', path: '/x' }, { level: 2, rewriteLinks: true, host: 'H' }];
+const OPTIONS: SquashOptions[] = [
+  {},
+  { rewriteLinks: true, host: 'h', path: '/x' },
+  { level: 2, rewriteLinks: true, host: 'H' },
+];
 const options = fc.constantFrom(...OPTIONS);
 
 const nonAscii = (b: Buffer): Buffer => Buffer.from(b.filter((x) => x >= 0x80));
@@ -79,9 +180,16 @@ for (const [name, impl] of impls) {
 
   test(`${name}: text without markup collapses exactly like a one-line model`, (t) => {
     // The model: every run of \t \n \f \r or space becomes "\n" if it held a line feed (or a CR, which the parser makes one), else " ".
-    const model = (s: Buffer) => Buffer.from(s.toString('latin1').replace(/[\t\n\f\r ]+/g, (run) => (/[\n\r]/.test(run) ? '\n' : ' ')), 'latin1');
+    const model = (s: Buffer) =>
+      Buffer.from(
+        s.toString('latin1').replace(/[\t\n\f\r ]+/g, (run) => (/[\n\r]/.test(run) ? '\n' : ' ')),
+        'latin1',
+      );
     const text = fc
-      .array(fc.oneof(fc.constantFrom(...WS, 'a', 'b', '\v', '>', '&', '"', '\u00a0', '😀'), fc.string({ maxLength: 4 })), { maxLength: 40 })
+      .array(
+        fc.oneof(fc.constantFrom(...WS, 'a', 'b', '\v', '>', '&', '"', '\u00a0', '😀'), fc.string({ maxLength: 4 })),
+        { maxLength: 40 },
+      )
       .map((parts) => Buffer.from(parts.join('').replace(/</g, '('), 'utf8'));
     fc.assert(
       fc.property(text, (input) => impl.squashHtml(input).equals(model(input))),
@@ -93,20 +201,60 @@ for (const [name, impl] of impls) {
   test(`${name}: pre, textarea, script, style contents and quoted values come out byte for byte`, (t) => {
     // A page of well-formed context with protected regions holding random
     // text (white space heavy, no '<', no closing quote).
-    const unit = fc.constantFrom(' ', '  ', '\n', '\r\n', '\t', '\f', 'a', 'é', '\u00a0', '😀', '>', '=', '&', '-', '!', '/', '"', "'");
+    const unit = fc.constantFrom(
+      ' ',
+      '  ',
+      '\n',
+      '\r\n',
+      '\t',
+      '\f',
+      'a',
+      'é',
+      '\u00a0',
+      '😀',
+      '>',
+      '=',
+      '&',
+      '-',
+      '!',
+      '/',
+      '"',
+      "'",
+    );
     const content = fc.string({ unit, maxLength: 20 });
-    const context = fc.constantFrom(' ', '\n  ', '<div>', '</div>', '<p>', '</p>', 'text', '<b>x</b>', '<!-- c -->', '<br>', '<li>', '<span class="k">', '</span>', '&amp;', 'é');
+    const context = fc.constantFrom(
+      ' ',
+      '\n  ',
+      '<div>',
+      '</div>',
+      '<p>',
+      '</p>',
+      'text',
+      '<b>x</b>',
+      '<!-- c -->',
+      '<br>',
+      '<li>',
+      '<span class="k">',
+      '</span>',
+      '&amp;',
+      'é',
+    );
     type Part = { html: string; kept?: string };
     const element = fc
       .tuple(fc.constantFrom('pre', 'textarea', 'script', 'style', 'PRE', 'Script', 'title'), content)
       .map(([tag, c]): Part => ({ html: `<${tag}>${c}</${tag}>`, kept: c }));
-    const attribute = fc
-      .tuple(fc.constantFrom('"', "'"), content)
-      .map(([q, c]): Part => {
-        const value = q + c.split(q).join('') + q;
-        return { html: `<span title=${value}>`, kept: value };
-      });
-    const page = fc.array(fc.oneof(context.map((html): Part => ({ html })), element, attribute), { maxLength: 25 });
+    const attribute = fc.tuple(fc.constantFrom('"', "'"), content).map(([q, c]): Part => {
+      const value = q + c.split(q).join('') + q;
+      return { html: `<span title=${value}>`, kept: value };
+    });
+    const page = fc.array(
+      fc.oneof(
+        context.map((html): Part => ({ html })),
+        element,
+        attribute,
+      ),
+      { maxLength: 25 },
+    );
     fc.assert(
       fc.property(page, options, (parts, opts) => {
         const out = impl.squashHtml(Buffer.from(parts.map((p) => p.html).join(''), 'utf8'), opts).toString('utf8');

@@ -9,25 +9,44 @@ import type { Context } from 'koa';
 import { escapeHtml, layout } from './layout.ts';
 
 const steps: Array<[string, string]> = [
-  ['Check', 'Streams, empty bodies, 204/206/304, bodies already encoded and excluded media types are left alone. A plain object becomes JSON.'],
-  ['Optimise', 'HTML is squashed: white space runs collapse, white space beside block tags goes, comments go. Kept only when smaller.'],
-  ['Compress', 'The coding is chosen from Accept-Encoding q-values, ties by server order; small bodies and bodies that would grow are sent as they are.'],
-  ['Store', 'A response built behind ctx.bufferIsCached() is stored optimised and uncompressed, so each hit is compressed for its own client.'],
-  ['Validate', 'ETag (MD5 of the entity, suffixed by the coding) and Last-Modified are added; a matching If-None-Match gets 304.'],
+  [
+    'Check',
+    'Streams, empty bodies, 204/206/304, bodies already encoded and excluded media types are left alone. A plain object becomes JSON.',
+  ],
+  [
+    'Optimise',
+    'HTML is squashed: white space runs collapse, white space beside block tags goes, comments go. Kept only when smaller.',
+  ],
+  [
+    'Compress',
+    'The coding is chosen from Accept-Encoding q-values, ties by server order; small bodies and bodies that would grow are sent as they are.',
+  ],
+  [
+    'Store',
+    'A response built behind ctx.bufferIsCached() is stored optimised and uncompressed, so each hit is compressed for its own client.',
+  ],
+  [
+    'Validate',
+    'ETag (MD5 of the entity, suffixed by the coding) and Last-Modified are added; a matching If-None-Match gets 304.',
+  ],
   ['Send', 'The final bytes go out with the right Content-Length; a HEAD request gets the headers only.'],
 ];
 
 /** The page for a request to `host` (its absolute links name this host, so the squasher shortens them). */
 function article(host: string): string {
   const rows = steps
-    .map(([step, what]) => `<tr>
+    .map(
+      ([step, what]) => `<tr>
   <th scope="row">${step}</th>
   <td>
     ${escapeHtml(what)}
   </td>
-</tr>`)
+</tr>`,
+    )
     .join('\n');
-  return layout('What happens to a response', `<article>
+  return layout(
+    'What happens to a response',
+    `<article>
   <header>
     <h1>What happens to a response</h1>
     <p>
@@ -81,7 +100,8 @@ app.use(async (ctx) => {
       <a href="/">Back to the index</a>
     </p>
   </footer>
-</article>`);
+</article>`,
+  );
 }
 
 /** Serves the article; `?buffer=off` sends it as the template wrote it, for comparison. */

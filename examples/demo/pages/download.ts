@@ -15,7 +15,8 @@ import type { Context, Middleware } from 'koa';
 export function prepareDownload(file: string): void {
   if (existsSync(file)) return;
   const lines = ['id,sku,name,price'];
-  for (let i = 1; i <= 3000; i++) lines.push(`${i},SKU-${String(i * 7919).padStart(8, '0')},Item number ${i},${(i % 97) + 0.99}`);
+  for (let i = 1; i <= 3000; i++)
+    lines.push(`${i},SKU-${String(i * 7919).padStart(8, '0')},Item number ${i},${(i % 97) + 0.99}`);
   writeFileSync(file, `${lines.join('\n')}\n`);
 }
 

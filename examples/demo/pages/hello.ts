@@ -49,7 +49,9 @@ export async function helloPage(ctx: Context): Promise<void> {
   ctx.vary('Cookie');
   ctx.set('Content-Language', lang);
   ctx.type = 'html';
-  ctx.body = layout(greetings[lang]!.name, `<h1 lang="${lang}">${escapeHtml(greetings[lang]!.hello)}</h1>
+  ctx.body = layout(
+    greetings[lang]!.name,
+    `<h1 lang="${lang}">${escapeHtml(greetings[lang]!.hello)}</h1>
 <p>
   Built by worker <strong>${process.pid}</strong> at <time>${new Date().toISOString()}</time>
   for language <code>${lang}</code>. Each language (and each cookie) has its own cache entry:
@@ -58,7 +60,9 @@ export async function helloPage(ctx: Context): Promise<void> {
 <p>Choose a language (sets a <code>lang</code> cookie), or <a href="/hello/choose">use your browser's</a>:</p>
 <ul>
   ${choices}
-</ul>`, lang);
+</ul>`,
+    lang,
+  );
 }
 
 /** `/hello/choose?lang=xx`: remembers the choice in a cookie (none: forgets it) and goes back to /hello. */

@@ -17,11 +17,26 @@ const pages: Array<[path: string, title: string]> = [
 
 const headerNotes: Array<[string, string]> = [
   ['Content-Encoding', 'br, zstd or gzip when the body was compressed for you; absent when it was sent as it is.'],
-  ['Vary', 'Accept-Encoding on every compressible response, so caches keep the codings apart; /hello adds Accept-Language and Cookie.'],
-  ['ETag', 'The MD5 of the squashed, uncompressed page, with -br, -zstd or -gzip after it for a compressed one. Send it back in If-None-Match for a 304.'],
-  ['Last-Modified', "The newest modification time of the demo's script and page files. Pages with an ETag are validated by the ETag alone, unless trustLastModified is on."],
-  ['X-Cache', 'MISS when the request built the page, HIT when it was answered from the cache or from a build another request made.'],
-  ['Cache-Status', 'The same in RFC 9211 form: hit with the seconds left, fwd=miss; stored, or fwd=miss; collapsed for a request that waited for another one.'],
+  [
+    'Vary',
+    'Accept-Encoding on every compressible response, so caches keep the codings apart; /hello adds Accept-Language and Cookie.',
+  ],
+  [
+    'ETag',
+    'The MD5 of the squashed, uncompressed page, with -br, -zstd or -gzip after it for a compressed one. Send it back in If-None-Match for a 304.',
+  ],
+  [
+    'Last-Modified',
+    "The newest modification time of the demo's script and page files. Pages with an ETag are validated by the ETag alone, unless trustLastModified is on.",
+  ],
+  [
+    'X-Cache',
+    'MISS when the request built the page, HIT when it was answered from the cache or from a build another request made.',
+  ],
+  [
+    'Cache-Status',
+    'The same in RFC 9211 form: hit with the seconds left, fwd=miss; stored, or fwd=miss; collapsed for a request that waited for another one.',
+  ],
   ['X-Worker', 'Which of the two worker processes answered (set by the demo, not by koa-buffer).'],
 ];
 
@@ -31,12 +46,14 @@ function index(base: string): string {
     .map(([path, title]) => {
       const shown = capabilities.filter((c) => c.path === path);
       const items = shown
-        .map((c) => `<li>
+        .map(
+          (c) => `<li>
   <strong>${escapeHtml(c.name)}.</strong>
   ${escapeHtml(c.explains)}
   Look at: ${c.headers.map((h) => `<code>${h}</code>`).join(', ')}.
   <pre>${escapeHtml(c.curl(base))}</pre>
-</li>`)
+</li>`,
+        )
         .join('\n');
       return `<section>
   <h2><a href="${path}">${escapeHtml(path)}</a>: ${escapeHtml(title)}</h2>
@@ -46,9 +63,15 @@ function index(base: string): string {
 </section>`;
     })
     .join('\n\n');
-  const notes = headerNotes.map(([name, note]) => `<dt><code>${name}</code></dt>
-<dd>${escapeHtml(note)}</dd>`).join('\n');
-  return layout('Index', `<h1>koa-buffer demo</h1>
+  const notes = headerNotes
+    .map(
+      ([name, note]) => `<dt><code>${name}</code></dt>
+<dd>${escapeHtml(note)}</dd>`,
+    )
+    .join('\n');
+  return layout(
+    'Index',
+    `<h1>koa-buffer demo</h1>
 <p>
   Two worker processes (<code>node:cluster</code>) serve this site through one
   <code>buffer({ optimiseContent: 1, cache: 'sqlite:…', cacheLockDir: '…' })</code>:
@@ -64,7 +87,8 @@ ${sections}
   <dl>
     ${notes.replace(/\n/g, '\n    ')}
   </dl>
-</section>`);
+</section>`,
+  );
 }
 
 /** Serves the index. */

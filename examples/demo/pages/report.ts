@@ -48,13 +48,17 @@ export function reportPage(buildLog: string): Middleware {
     const builds = (await readFile(buildLog, 'utf8')).split('\n').filter(Boolean).length;
 
     const rows = figures(ctx.url)
-      .map(([month, sales]) => `<tr>
+      .map(
+        ([month, sales]) => `<tr>
   <td>${month}</td>
   <td>${sales}</td>
-</tr>`)
+</tr>`,
+      )
       .join('\n');
     ctx.type = 'html';
-    ctx.body = layout('Monthly report', `<h1>Monthly report</h1>
+    ctx.body = layout(
+      'Monthly report',
+      `<h1>Monthly report</h1>
 <p id="build">
   Built by worker <strong id="builder">${process.pid}</strong>
   at <time>${new Date(started).toISOString()}</time>
@@ -78,6 +82,7 @@ export function reportPage(buildLog: string): Middleware {
   <tbody>
     ${rows.replace(/\n/g, '\n    ')}
   </tbody>
-</table>`);
+</table>`,
+    );
   };
 }

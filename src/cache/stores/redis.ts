@@ -64,9 +64,14 @@ function loadClient(): RedisConstructor {
     return require('ioredis') as RedisConstructor;
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND';
-    throw new Error(missing ? "koa-buffer: cache 'redis://…' needs the ioredis package: npm install ioredis" : `koa-buffer: ioredis does not load: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new Error(
+      missing
+        ? "koa-buffer: cache 'redis://…' needs the ioredis package: npm install ioredis"
+        : `koa-buffer: ioredis does not load: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
   }
 }
 
@@ -102,13 +107,16 @@ export class RedisStore implements CacheStore {
     if ((url === undefined) === (client === undefined)) throw new TypeError('RedisStore needs either url or client');
     if (typeof namespace !== 'string') throw new TypeError('RedisStore namespace must be a string');
     if (!Number.isFinite(commandTimeoutMs) || commandTimeoutMs <= 0) {
-      throw new RangeError(`RedisStore commandTimeoutMs must be a positive number of ms, got ${String(commandTimeoutMs)}`);
+      throw new RangeError(
+        `RedisStore commandTimeoutMs must be a positive number of ms, got ${String(commandTimeoutMs)}`,
+      );
     }
     this.namespace = namespace;
     this.commandTimeoutMs = commandTimeoutMs;
     if (client !== undefined) {
       for (const method of ['getBuffer', 'set', 'del'] as const) {
-        if (typeof (client as unknown as Record<string, unknown>)?.[method] !== 'function') throw new TypeError(`RedisStore client has no ${method}() method`);
+        if (typeof (client as unknown as Record<string, unknown>)?.[method] !== 'function')
+          throw new TypeError(`RedisStore client has no ${method}() method`);
       }
       this.#client = client;
       return;
@@ -248,7 +256,10 @@ export class RedisStore implements CacheStore {
   }
 
   #timedOut(cause?: unknown): Error {
-    return Object.assign(new Error(`koa-buffer: Redis command timed out after ${this.commandTimeoutMs} ms`, { cause }), { code: 'KB_REDIS_TIMEOUT' });
+    return Object.assign(
+      new Error(`koa-buffer: Redis command timed out after ${this.commandTimeoutMs} ms`, { cause }),
+      { code: 'KB_REDIS_TIMEOUT' },
+    );
   }
 }
 

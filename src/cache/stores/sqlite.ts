@@ -57,7 +57,9 @@ function loadDriver(): DatabaseConstructor {
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND';
     throw new Error(
-      missing ? "koa-buffer: cache 'sqlite:…' needs the better-sqlite3 package: npm install better-sqlite3" : `koa-buffer: better-sqlite3 does not load: ${(error as Error).message}`,
+      missing
+        ? "koa-buffer: cache 'sqlite:…' needs the better-sqlite3 package: npm install better-sqlite3"
+        : `koa-buffer: better-sqlite3 does not load: ${(error as Error).message}`,
       { cause: error },
     );
   }
@@ -131,9 +133,14 @@ export class SqliteStore implements CacheStore {
    *   file is not a database, WAL mode cannot be enabled, or better-sqlite3 is missing
    */
   constructor({ path, busyTimeoutMs = 3000, purgeIntervalMs = 60_000 }: SqliteStoreOptions) {
-    if (typeof path !== 'string' || path === '') throw new TypeError(`SqliteStore path must be a non-empty string, got ${String(path)}`);
-    for (const [name, value] of [['busyTimeoutMs', busyTimeoutMs], ['purgeIntervalMs', purgeIntervalMs]] as const) {
-      if (!Number.isFinite(value) || value < 0) throw new RangeError(`SqliteStore ${name} must be a non-negative number of ms, got ${String(value)}`);
+    if (typeof path !== 'string' || path === '')
+      throw new TypeError(`SqliteStore path must be a non-empty string, got ${String(path)}`);
+    for (const [name, value] of [
+      ['busyTimeoutMs', busyTimeoutMs],
+      ['purgeIntervalMs', purgeIntervalMs],
+    ] as const) {
+      if (!Number.isFinite(value) || value < 0)
+        throw new RangeError(`SqliteStore ${name} must be a non-negative number of ms, got ${String(value)}`);
     }
     this.path = path;
     this.#purgeIntervalMs = purgeIntervalMs;
@@ -149,14 +156,17 @@ export class SqliteStore implements CacheStore {
       const opened = db;
       whileBusy(busyTimeoutMs, () => {
         const mode = opened.pragma('journal_mode = WAL', { simple: true });
-        if (path !== ':memory:' && mode !== 'wal') throw new Error(`journal_mode is '${String(mode)}', WAL could not be enabled (a network file system?)`);
+        if (path !== ':memory:' && mode !== 'wal')
+          throw new Error(`journal_mode is '${String(mode)}', WAL could not be enabled (a network file system?)`);
         // NORMAL is durable against a crashed process in WAL mode; only an OS crash may lose the last commits.
         opened.pragma('synchronous = NORMAL');
         opened.pragma('journal_size_limit = 67108864');
         opened.exec(SCHEMA);
       });
       this.#db = db;
-      this.#get = db.prepare('SELECT value FROM koa_buffer_cache WHERE key = ? AND (expires IS NULL OR expires > ?)').pluck();
+      this.#get = db
+        .prepare('SELECT value FROM koa_buffer_cache WHERE key = ? AND (expires IS NULL OR expires > ?)')
+        .pluck();
       this.#set = db.prepare(
         'INSERT INTO koa_buffer_cache (key, value, expires) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires = excluded.expires',
       );
@@ -165,7 +175,9 @@ export class SqliteStore implements CacheStore {
       this.#clear = db.prepare('DELETE FROM koa_buffer_cache');
     } catch (error) {
       db?.close();
-      const wrapped = new Error(`koa-buffer: cannot open the SQLite cache '${path}': ${(error as Error).message}`, { cause: error });
+      const wrapped = new Error(`koa-buffer: cannot open the SQLite cache '${path}': ${(error as Error).message}`, {
+        cause: error,
+      });
       const code = (error as { code?: unknown }).code;
       if (typeof code === 'string') Object.assign(wrapped, { code });
       throw wrapped;

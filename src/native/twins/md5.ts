@@ -10,7 +10,6 @@ import type { BinaryLike, Md5Hasher } from '../types.ts';
 const DATA_EXPECTED = 'a string, Buffer, TypedArray or DataView';
 const ENCODING_EXPECTED = "'hex', 'base64' or undefined";
 
-
 function invalidArg(name: string, expected: string, received: unknown): TypeError {
   return withCode(
     new TypeError(`The "${name}" argument must be ${expected} (received ${describe(received)})`),

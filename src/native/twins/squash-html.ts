@@ -66,7 +66,19 @@ const FORMATTING = 1 << 11;
 const HTML = 1 << 12;
 const RAW_SHIFT = 16;
 
-const RAW_NAMES = ['', 'script', 'style', 'textarea', 'title', 'xmp', 'iframe', 'noembed', 'noframes', 'noscript', 'plaintext'];
+const RAW_NAMES = [
+  '',
+  'script',
+  'style',
+  'textarea',
+  'title',
+  'xmp',
+  'iframe',
+  'noembed',
+  'noframes',
+  'noscript',
+  'plaintext',
+];
 const raw = (name: string): number => RAW | (RAW_NAMES.indexOf(name) << RAW_SHIFT);
 
 const BLOCK_NAMES =
@@ -77,7 +89,9 @@ const BLOCK_NAMES =
 const TAG_FLAGS: Array<[string, number]> = [
   ...BLOCK_NAMES.split(' ').map((name): [string, number] => [name, BLOCK]),
   ...['br', 'hr', 'col', 'frame'].map((name): [string, number] => [name, BLOCK | VOID]),
-  ...'b i s u em tt big code font nobr small strike strong'.split(' ').map((name): [string, number] => [name, FORMATTING]),
+  ...'b i s u em tt big code font nobr small strike strong'
+    .split(' ')
+    .map((name): [string, number] => [name, FORMATTING]),
   ['a', ANCHOR | FORMATTING],
   ['img', IMG],
   ['html', BLOCK | HTML],
@@ -422,7 +436,12 @@ class Squasher {
     // Nothing written yet and U+FEFF next: removing the comment would make it
     // a byte order mark at byte 0, which the decoder drops (squash.cc, other_markup).
     const bomNext =
-      this.o === 0 && !this.wsPending && end + 3 <= len && src[end] === 0xef && src[end + 1] === 0xbb && src[end + 2] === 0xbf;
+      this.o === 0 &&
+      !this.wsPending &&
+      end + 3 <= len &&
+      src[end] === 0xef &&
+      src[end + 1] === 0xbb &&
+      src[end + 2] === 0xbf;
     if (!keep && !bomNext) {
       const after = end < len ? src[end]! : -1;
       if (this.wsPending || this.prev !== K_TEXT || after < 0 || (BYTES[after]! & WS) !== 0 || after === LT) {
@@ -720,7 +739,12 @@ class Squasher {
     for (; ; q++) {
       q = this.findByte(q, LT);
       if (q === len) return len;
-      if (q + 2 + n < len && src[q + 1] === SLASH && ieq(src, q + 2, name, n) && (BYTES[src[q + 2 + n]!]! & END_DELIM) !== 0) {
+      if (
+        q + 2 + n < len &&
+        src[q + 1] === SLASH &&
+        ieq(src, q + 2, name, n) &&
+        (BYTES[src[q + 2 + n]!]! & END_DELIM) !== 0
+      ) {
         return q;
       }
     }
@@ -728,7 +752,12 @@ class Squasher {
 
   scriptCloseAt(q: number): boolean {
     const src = this.src;
-    return q + 8 < this.len && src[q + 1] === SLASH && ieq(src, q + 2, SCRIPT_NAME, 6) && (BYTES[src[q + 8]!]! & END_DELIM) !== 0;
+    return (
+      q + 8 < this.len &&
+      src[q + 1] === SLASH &&
+      ieq(src, q + 2, SCRIPT_NAME, 6) &&
+      (BYTES[src[q + 8]!]! & END_DELIM) !== 0
+    );
   }
 
   /** Letters from `from`: where they stop, negated when they spell "script" (~after). */
@@ -822,10 +851,11 @@ class Squasher {
 
 const INPUT_EXPECTED = 'a string, Buffer, TypedArray or DataView';
 
-
 function optionError(name: string, expected: string, received: unknown, range = false): Error {
   const message = `The "options.${name}" property must be ${expected} (received ${describe(received)})`;
-  return range ? withCode(new RangeError(message), 'ERR_OUT_OF_RANGE') : withCode(new TypeError(message), 'ERR_INVALID_ARG_TYPE');
+  return range
+    ? withCode(new RangeError(message), 'ERR_OUT_OF_RANGE')
+    : withCode(new TypeError(message), 'ERR_INVALID_ARG_TYPE');
 }
 
 // The intrinsic accessors, so a view whose `buffer` or `byteLength` was
@@ -842,8 +872,14 @@ const DV_LENGTH = getter(DataView.prototype, 'byteLength');
 
 function bytesOf(input: string | NodeJS.ArrayBufferView): Buffer {
   if (typeof input === 'string') return Buffer.from(input, 'utf8');
-  const [bufferOf, offsetOf, lengthOf] = isDataView(input) ? [DV_BUFFER, DV_OFFSET, DV_LENGTH] : [TA_BUFFER, TA_OFFSET, TA_LENGTH];
-  return Buffer.from(bufferOf.call(input) as ArrayBuffer, offsetOf.call(input) as number, lengthOf.call(input) as number);
+  const [bufferOf, offsetOf, lengthOf] = isDataView(input)
+    ? [DV_BUFFER, DV_OFFSET, DV_LENGTH]
+    : [TA_BUFFER, TA_OFFSET, TA_LENGTH];
+  return Buffer.from(
+    bufferOf.call(input) as ArrayBuffer,
+    offsetOf.call(input) as number,
+    lengthOf.call(input) as number,
+  );
 }
 
 // One scratch buffer, reused: the result is then copied into a Buffer of the

@@ -7,7 +7,13 @@ import { MemoryStore } from '../../../src/cache/stores/memory.ts';
 
 test('an encoded entry stored in memory reads back equal', (t) => {
   const store = new MemoryStore();
-  const entry = { status: 200, headers: { 'content-type': 'text/html' }, body: Buffer.from('<p>hi'), created: 1, expires: Date.now() + 60_000 };
+  const entry = {
+    status: 200,
+    headers: { 'content-type': 'text/html' },
+    body: Buffer.from('<p>hi'),
+    created: 1,
+    expires: Date.now() + 60_000,
+  };
   store.set('buffer:abc', encodeEntry(entry), 60_000);
   t.deepEqual(decodeEntry(store.get('buffer:abc')), entry);
   t.is(store.get('buffer:other'), undefined, 'another key is absent');
@@ -18,7 +24,11 @@ test('an encoded entry stored in memory reads back equal', (t) => {
 
 test('the bytes held never exceed maxBytes, whatever the sequence of sets (property, fixed seed)', (t) => {
   const maxBytes = 10_000;
-  const operation = fc.record({ key: fc.integer({ min: 0, max: 40 }), size: fc.integer({ min: 0, max: 4000 }), remove: fc.boolean() });
+  const operation = fc.record({
+    key: fc.integer({ min: 0, max: 40 }),
+    size: fc.integer({ min: 0, max: 4000 }),
+    remove: fc.boolean(),
+  });
   fc.assert(
     fc.property(fc.array(operation, { maxLength: 200 }), (operations) => {
       const store = new MemoryStore({ maxBytes });
@@ -82,7 +92,10 @@ test('strings are stored and counted in UTF-8 bytes', (t) => {
 });
 
 test('bad arguments are refused with errors saying what was wrong', (t) => {
-  t.throws(() => new MemoryStore({ maxBytes: 0 }), { instanceOf: RangeError, message: /maxBytes must be a positive integer.*got 0/ });
+  t.throws(() => new MemoryStore({ maxBytes: 0 }), {
+    instanceOf: RangeError,
+    message: /maxBytes must be a positive integer.*got 0/,
+  });
   t.throws(() => new MemoryStore({ maxBytes: 1.5 }), { instanceOf: RangeError });
   const store = new MemoryStore();
   t.throws(() => store.set('k', { an: 'object' }), { instanceOf: TypeError, message: /bytes or strings, got object/ });

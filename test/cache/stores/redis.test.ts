@@ -31,7 +31,10 @@ function rawClient(t: ExecutionContext, redis: TestRedis): Redis {
 }
 
 /** How long `promise` took to reject, and with what; fails the test if it resolves. */
-async function rejection(t: ExecutionContext, promise: Promise<unknown>): Promise<{ ms: number; error: Error & { code?: string } }> {
+async function rejection(
+  t: ExecutionContext,
+  promise: Promise<unknown>,
+): Promise<{ ms: number; error: Error & { code?: string } }> {
   const start = performance.now();
   const error = await t.throwsAsync(promise);
   return { ms: performance.now() - start, error: error as Error & { code?: string } };
@@ -60,7 +63,13 @@ redisTest('every byte value and an encoded entry with a 1 MiB body round-trip th
 
   const body = Buffer.alloc(1024 * 1024);
   for (let i = 0; i < body.length; i++) body[i] = (i * 2654435761) >>> 24;
-  const entry = { status: 200, headers: { 'content-type': 'text/html; charset=utf-8', vary: ['accept-encoding', 'cookie'] }, body, created: Date.now(), expires: Date.now() + 60_000 };
+  const entry = {
+    status: 200,
+    headers: { 'content-type': 'text/html; charset=utf-8', vary: ['accept-encoding', 'cookie'] },
+    body,
+    created: Date.now(),
+    expires: Date.now() + 60_000,
+  };
   await store.set('buffer:page', encodeEntry(entry), 60_000);
   const decoded = decodeEntry(await store.get('buffer:page'));
   // Compared apart: ava's deepEqual walks a 1 MiB Buffer for about a second, stalling the other tests' timers.
@@ -98,50 +107,66 @@ redisTest('a client of the caller works with the namespace, and close() leaves i
   await store.set('k', Buffer.from('v'), 10_000);
   t.deepEqual(await raw.getBuffer(`${redis.namespace}k`), Buffer.from('v'));
   await store.close();
-  t.is(raw.status, 'ready', 'the caller\'s client is still connected');
+  t.is(raw.status, 'ready', "the caller's client is still connected");
   t.deepEqual(await store.get('k'), Buffer.from('v'), 'and the store still works through it');
 });
 
-redisRestartTest('Redis killed: get and set reject at once; Redis restarted: the store works again by itself', async (t) => {
-  const redis = await useRedis(t);
-  const store = storeFor(t, redis);
-  await store.set('k', Buffer.from('before'));
-  await redis.stop();
-  for (const [name, call] of [['get', () => store.get('k')], ['set', () => store.set('k', Buffer.from('during'))], ['delete', () => store.delete('k')]] as const) {
-    const { ms, error } = await rejection(t, call());
-    t.true(ms < 1500, `${name} rejected in ${ms.toFixed(0)} ms (< 1500)`);
-    t.is(error.code, 'KB_REDIS_UNAVAILABLE', `${name}: ${error.message}`);
-  }
-  await redis.start();
-  const ms = await until('the store reconnecting', async () => (await store.set('k', Buffer.from('after')), true));
-  t.log(`working again ${ms.toFixed(0)} ms after the restart`);
-  t.deepEqual(await store.get('k'), Buffer.from('after'), 'reads and writes work after the restart');
-});
-
-redisRestartTest('Redis frozen (SIGSTOP) on a live connection: get and set reject after about commandTimeoutMs, never hang', async (t) => {
-  const redis = await useRedis(t);
-  const store = storeFor(t, redis);
-  const raw = rawClient(t, redis);
-  await store.set('k', Buffer.from('v'));
-  const pid = Number(/process_id:(\d+)/.exec(await raw.info('server'))?.[1]);
-  t.true(pid > 0, 'the server says its pid');
-  process.kill(pid, 'SIGSTOP');
-  t.teardown(() => {
-    try {
-      process.kill(pid, 'SIGCONT');
-    } catch {
-      // already gone
+redisRestartTest(
+  'Redis killed: get and set reject at once; Redis restarted: the store works again by itself',
+  async (t) => {
+    const redis = await useRedis(t);
+    const store = storeFor(t, redis);
+    await store.set('k', Buffer.from('before'));
+    await redis.stop();
+    for (const [name, call] of [
+      ['get', () => store.get('k')],
+      ['set', () => store.set('k', Buffer.from('during'))],
+      ['delete', () => store.delete('k')],
+    ] as const) {
+      const { ms, error } = await rejection(t, call());
+      t.true(ms < 1500, `${name} rejected in ${ms.toFixed(0)} ms (< 1500)`);
+      t.is(error.code, 'KB_REDIS_UNAVAILABLE', `${name}: ${error.message}`);
     }
-  });
-  const [get, set] = await Promise.all([rejection(t, store.get('k')), rejection(t, store.set('k', Buffer.from('w')))]);
-  for (const [name, { ms, error }] of [['get', get], ['set', set]] as const) {
-    t.true(ms >= 900 && ms < 1500, `${name} rejected after ${ms.toFixed(0)} ms (about the 1000 ms limit, < 1500)`);
-    t.is(error.code, 'KB_REDIS_TIMEOUT', error.message);
-  }
-  process.kill(pid, 'SIGCONT');
-  await until('the thawed server answering', async () => (await store.get('k')) !== undefined);
-  t.pass();
-});
+    await redis.start();
+    const ms = await until('the store reconnecting', async () => (await store.set('k', Buffer.from('after')), true));
+    t.log(`working again ${ms.toFixed(0)} ms after the restart`);
+    t.deepEqual(await store.get('k'), Buffer.from('after'), 'reads and writes work after the restart');
+  },
+);
+
+redisRestartTest(
+  'Redis frozen (SIGSTOP) on a live connection: get and set reject after about commandTimeoutMs, never hang',
+  async (t) => {
+    const redis = await useRedis(t);
+    const store = storeFor(t, redis);
+    const raw = rawClient(t, redis);
+    await store.set('k', Buffer.from('v'));
+    const pid = Number(/process_id:(\d+)/.exec(await raw.info('server'))?.[1]);
+    t.true(pid > 0, 'the server says its pid');
+    process.kill(pid, 'SIGSTOP');
+    t.teardown(() => {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        // already gone
+      }
+    });
+    const [get, set] = await Promise.all([
+      rejection(t, store.get('k')),
+      rejection(t, store.set('k', Buffer.from('w'))),
+    ]);
+    for (const [name, { ms, error }] of [
+      ['get', get],
+      ['set', set],
+    ] as const) {
+      t.true(ms >= 900 && ms < 1500, `${name} rejected after ${ms.toFixed(0)} ms (about the 1000 ms limit, < 1500)`);
+      t.is(error.code, 'KB_REDIS_TIMEOUT', error.message);
+    }
+    process.kill(pid, 'SIGCONT');
+    await until('the thawed server answering', async () => (await store.get('k')) !== undefined);
+    t.pass();
+  },
+);
 
 test('no Redis listening at start-up: the first get rejects at once with the connection error', async (t) => {
   const port = await freePort();
@@ -175,14 +200,33 @@ test('a server that accepts but never answers: the first get rejects after about
 
 test('bad options and values are refused with errors saying what was wrong', async (t) => {
   t.throws(() => new RedisStore({}), { instanceOf: TypeError, message: /either url or client/ });
-  t.throws(() => new RedisStore({ url: 'redis://x', client: {} as never }), { instanceOf: TypeError, message: /either url or client/ });
-  t.throws(() => new RedisStore({ url: 'http://127.0.0.1:6379' }), { instanceOf: TypeError, message: /redis:\/\/ or rediss:\/\/ URL/ });
-  t.throws(() => new RedisStore({ url: 'redis://user:secret@[bad' }), { instanceOf: TypeError, message: /user:\*\*\*@/ }, 'the password is not echoed');
-  t.throws(() => new RedisStore({ client: { getBuffer() {}, set() {} } as never }), { instanceOf: TypeError, message: /no del\(\) method/ });
-  t.throws(() => new RedisStore({ url: 'redis://127.0.0.1:1', commandTimeoutMs: 0 }), { instanceOf: RangeError, message: /commandTimeoutMs/ });
+  t.throws(() => new RedisStore({ url: 'redis://x', client: {} as never }), {
+    instanceOf: TypeError,
+    message: /either url or client/,
+  });
+  t.throws(() => new RedisStore({ url: 'http://127.0.0.1:6379' }), {
+    instanceOf: TypeError,
+    message: /redis:\/\/ or rediss:\/\/ URL/,
+  });
+  t.throws(
+    () => new RedisStore({ url: 'redis://user:secret@[bad' }),
+    { instanceOf: TypeError, message: /user:\*\*\*@/ },
+    'the password is not echoed',
+  );
+  t.throws(() => new RedisStore({ client: { getBuffer() {}, set() {} } as never }), {
+    instanceOf: TypeError,
+    message: /no del\(\) method/,
+  });
+  t.throws(() => new RedisStore({ url: 'redis://127.0.0.1:1', commandTimeoutMs: 0 }), {
+    instanceOf: RangeError,
+    message: /commandTimeoutMs/,
+  });
   const store = new RedisStore({ url: `redis://127.0.0.1:${await freePort()}` });
   t.teardown(() => store.close());
-  await t.throwsAsync(store.set('k', { an: 'object' }), { instanceOf: TypeError, message: /bytes or strings, got object/ });
+  await t.throwsAsync(store.set('k', { an: 'object' }), {
+    instanceOf: TypeError,
+    message: /bytes or strings, got object/,
+  });
   await t.throwsAsync(store.set('k', Buffer.from('x'), -1), { instanceOf: RangeError, message: /ttlMs/ });
 });
 

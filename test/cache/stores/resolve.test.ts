@@ -50,7 +50,10 @@ test("'sqlite:PATH' opens that file, a relative PATH from the working directory"
 test("Keyv's spellings 'sqlite://PATH' and 'sqlite:///ABSOLUTE' work too, and 'sqlite::memory:' is in memory", (t) => {
   const dir = tempDir(t);
   t.is((resolved(t, `sqlite://${join(dir, 'a.sqlite')}`) as SqliteStore).path, join(dir, 'a.sqlite'));
-  t.is((resolved(t, `sqlite://${relative(process.cwd(), join(dir, 'b.sqlite'))}`) as SqliteStore).path, join(dir, 'b.sqlite'));
+  t.is(
+    (resolved(t, `sqlite://${relative(process.cwd(), join(dir, 'b.sqlite'))}`) as SqliteStore).path,
+    join(dir, 'b.sqlite'),
+  );
   t.is((resolved(t, 'sqlite::memory:') as SqliteStore).path, ':memory:');
 });
 
@@ -72,8 +75,23 @@ test('an object with get, set and delete is used as is: a Map, a store instance,
 
 test('anything else is a BufferOptionError with key option_cache that does not echo the value', (t) => {
   const bad: unknown[] = [
-    '', 'memory', 'sqlite:', 'sqlite://', 'sqlite:   ', 'redis://', 'redis:/x', 'http://127.0.0.1', 'memcached://x', 'redis://user:secret@[broken',
-    0, 1, {}, [], { get() {}, set() {} }, { get: 1, set: 1, delete: 1 }, Symbol('cache'),
+    '',
+    'memory',
+    'sqlite:',
+    'sqlite://',
+    'sqlite:   ',
+    'redis://',
+    'redis:/x',
+    'http://127.0.0.1',
+    'memcached://x',
+    'redis://user:secret@[broken',
+    0,
+    1,
+    {},
+    [],
+    { get() {}, set() {} },
+    { get: 1, set: 1, delete: 1 },
+    Symbol('cache'),
   ];
   for (const value of bad) {
     const error = t.throws(() => resolveStore(value), { instanceOf: BufferOptionError }, `${String(value)} is refused`);
@@ -85,10 +103,17 @@ test('anything else is a BufferOptionError with key option_cache that does not e
 
 test('the error is worded by the messages option when given', (t) => {
   const messages = new Messages({ option_cache: 'le cache doit être true, un store ou une URL' });
-  t.throws(() => resolveStore('nope', messages), { instanceOf: BufferOptionError, message: 'koa-buffer: le cache doit être true, un store ou une URL' });
+  t.throws(() => resolveStore('nope', messages), {
+    instanceOf: BufferOptionError,
+    message: 'koa-buffer: le cache doit être true, un store ou une URL',
+  });
 });
 
 test('a sqlite path that cannot be opened says which and why', (t) => {
   const dir = tempDir(t);
-  t.throws(() => resolveStore(`sqlite:${dir}`), { message: new RegExp(`^koa-buffer: cannot open the SQLite cache '${dir}'`) }, 'a directory is not a database file');
+  t.throws(
+    () => resolveStore(`sqlite:${dir}`),
+    { message: new RegExp(`^koa-buffer: cannot open the SQLite cache '${dir}'`) },
+    'a directory is not a database file',
+  );
 });

@@ -16,7 +16,10 @@ interface Inspector {
   prepare(source: string): { get(...params: unknown[]): unknown; pluck(): { get(...params: unknown[]): unknown } };
   close(): void;
 }
-const Database = createRequire(import.meta.url)('better-sqlite3') as new (path: string, options?: { readonly?: boolean }) => Inspector;
+const Database = createRequire(import.meta.url)('better-sqlite3') as new (
+  path: string,
+  options?: { readonly?: boolean },
+) => Inspector;
 
 function tempDir(t: ExecutionContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'kb-sqlite-'));
@@ -98,7 +101,11 @@ test('an entry expires after its ttl; expired rows are purged by a set only once
   // A second store on the file whose interval (0) has passed at its first set.
   open(t, path, { purgeIntervalMs: 0 }).set('trigger', Buffer.from('t'), 60_000);
   t.is(rows(), 3, 'the set after the interval purged the expired row (4 set, 1 gone)');
-  t.is(db.prepare("SELECT count(*) FROM koa_buffer_cache WHERE key = 'short'").pluck().get(), 0, 'and it was the expired one');
+  t.is(
+    db.prepare("SELECT count(*) FROM koa_buffer_cache WHERE key = 'short'").pluck().get(),
+    0,
+    'and it was the expired one',
+  );
   t.truthy(store.get('forever'), 'a row without ttl stays');
   t.is(store.purgeExpired(Date.now() + 3_600_000), 2, 'purgeExpired at a later time removes the rows with a ttl');
 });
@@ -122,24 +129,41 @@ test('failures are thrown, never swallowed: a closed store, a file that is not a
   t.throws(() => store.set('k', Buffer.from('x')), undefined, 'set on a closed store throws');
 
   const notDb = join(dir, 'not-a-database');
-  writeFileSync(notDb, 'this is plain text, long enough to have a header........................................................');
-  const error = t.throws(() => new SqliteStore({ path: notDb }), { message: /^koa-buffer: cannot open the SQLite cache '.*not-a-database': file is not a database/ });
+  writeFileSync(
+    notDb,
+    'this is plain text, long enough to have a header........................................................',
+  );
+  const error = t.throws(() => new SqliteStore({ path: notDb }), {
+    message: /^koa-buffer: cannot open the SQLite cache '.*not-a-database': file is not a database/,
+  });
   t.is((error as Error & { code?: string }).code, 'SQLITE_NOTADB', 'the driver code is kept');
 
   writeFileSync(join(dir, 'a-file'), '');
-  t.throws(() => new SqliteStore({ path: join(dir, 'a-file', 'cache.sqlite') }), { message: /cannot open the SQLite cache.*(ENOTDIR|EEXIST)/ });
+  t.throws(() => new SqliteStore({ path: join(dir, 'a-file', 'cache.sqlite') }), {
+    message: /cannot open the SQLite cache.*(ENOTDIR|EEXIST)/,
+  });
   t.throws(() => new SqliteStore({ path: '' }), { instanceOf: TypeError, message: /path must be a non-empty string/ });
-  t.throws(() => new SqliteStore({ path: join(dir, 'x.sqlite'), busyTimeoutMs: -1 }), { instanceOf: RangeError, message: /busyTimeoutMs/ });
+  t.throws(() => new SqliteStore({ path: join(dir, 'x.sqlite'), busyTimeoutMs: -1 }), {
+    instanceOf: RangeError,
+    message: /busyTimeoutMs/,
+  });
 });
 
-test('three processes writing 200 entries each and reading the others\' at the same time get no SQLITE_BUSY and lose nothing', async (t) => {
+test("three processes writing 200 entries each and reading the others' at the same time get no SQLITE_BUSY and lose nothing", async (t) => {
   const path = join(tempDir(t), 'shared', 'cache.sqlite');
   const count = 200;
-  const children = [0, 1, 2].map((id) => spawnChild(t, fixture('sqlite-store-child.ts'), ['concurrent', path, String(id), String(count), '3']));
+  const children = [0, 1, 2].map((id) =>
+    spawnChild(t, fixture('sqlite-store-child.ts'), ['concurrent', path, String(id), String(count), '3']),
+  );
   await Promise.all(children.map((child) => child.waitForJson((m) => m.ready === true, 'ready')));
   for (const child of children) child.send('go');
   const results = await Promise.all(
-    children.map((child) => child.waitForJson<{ done: boolean; verified: number; missing: number; errors: string[]; errorCount: number }>((m) => m.done === true, 'done')),
+    children.map((child) =>
+      child.waitForJson<{ done: boolean; verified: number; missing: number; errors: string[]; errorCount: number }>(
+        (m) => m.done === true,
+        'done',
+      ),
+    ),
   );
   for (const [id, result] of results.entries()) {
     t.deepEqual(result.errors, [], `process ${id} met no error (${result.errorCount} in all)`);
@@ -158,9 +182,18 @@ test('six processes opening the same new file at the same moment all open it (WA
   const children = Array.from({ length: 6 }, () => spawnChild(t, fixture('sqlite-store-child.ts'), ['open', ...paths]));
   await Promise.all(children.map((child) => child.waitForJson((m) => m.ready === true, 'ready')));
   for (const child of children) child.send('go');
-  const results = await Promise.all(children.map((child) => child.waitForJson<{ opened?: number; error?: string }>((m) => 'opened' in m || 'error' in m, 'opened')));
+  const results = await Promise.all(
+    children.map((child) =>
+      child.waitForJson<{ opened?: number; error?: string }>((m) => 'opened' in m || 'error' in m, 'opened'),
+    ),
+  );
   for (const [i, result] of results.entries()) t.deepEqual(result, { opened: paths.length }, `process ${i}`);
-  for (const path of paths) t.is(inspect(t, path).prepare('SELECT count(*) FROM koa_buffer_cache').pluck().get(), 6, `${path}: one entry from each`);
+  for (const path of paths)
+    t.is(
+      inspect(t, path).prepare('SELECT count(*) FROM koa_buffer_cache').pluck().get(),
+      6,
+      `${path}: one entry from each`,
+    );
 });
 
 test('a writer killed with SIGKILL mid-write leaves a readable file holding every write it had committed', async (t) => {

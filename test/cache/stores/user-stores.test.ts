@@ -59,7 +59,11 @@ class KeyvShaped implements CacheStore {
 function entry(ttlMs = 60_000): CacheEntry {
   return {
     status: 200,
-    headers: { 'content-type': 'text/html; charset=utf-8', 'set-cookie': [':colon-first', 'b=2'], 'x-text': ':base64:looks-like-keyv' },
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'set-cookie': [':colon-first', 'b=2'],
+      'x-text': ':base64:looks-like-keyv',
+    },
     body: Buffer.from([0, 1, 2, 0xff, 0xfe, 0x3a, ...Buffer.from('<p>ünïcode ✓</p>')]),
     created: Date.now(),
     expires: Date.now() + ttlMs,
@@ -67,9 +71,15 @@ function entry(ttlMs = 60_000): CacheEntry {
 }
 
 const stores: Array<[string, () => CacheStore]> = [
-  ['a Keyv-shaped store with Keyv\'s serialiser', () => new KeyvShaped(keyvSerialise, keyvDeserialise)],
-  ['a Keyv-shaped store read back without the reviver (values stay \':base64:\' strings)', () => new KeyvShaped(keyvSerialise, (text) => JSON.parse(text))],
-  ['a Keyv-shaped store using plain JSON (Buffers become {type, data})', () => new KeyvShaped(JSON.stringify, (text) => JSON.parse(text))],
+  ["a Keyv-shaped store with Keyv's serialiser", () => new KeyvShaped(keyvSerialise, keyvDeserialise)],
+  [
+    "a Keyv-shaped store read back without the reviver (values stay ':base64:' strings)",
+    () => new KeyvShaped(keyvSerialise, (text) => JSON.parse(text)),
+  ],
+  [
+    'a Keyv-shaped store using plain JSON (Buffers become {type, data})',
+    () => new KeyvShaped(JSON.stringify, (text) => JSON.parse(text)),
+  ],
   ['a plain Map', () => new Map<string, unknown>()],
 ];
 
