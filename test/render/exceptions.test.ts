@@ -19,7 +19,7 @@ const names = readdirSync(dir)
   .sort();
 const listed = [
   ...readFileSync(fileURLToPath(new URL('EXCEPTIONS.md', import.meta.url)), 'utf8').matchAll(
-    /^\| `([^`]+\.html)` \|/gm,
+    /^\| `([^`]+\.html)` +\|/gm,
   ),
 ]
   .map((m) => m[1]!)
