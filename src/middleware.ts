@@ -14,11 +14,12 @@
  * specialise. On a cache hit they cost a sixth of the requests a second.
  */
 import type { Context, Middleware, Next } from 'koa';
-import { answeredAsPrepared } from './cache/cached.ts';
+import { answeredAsPrepared, bufferIsCached } from './cache/cached.ts';
 import { CacheRuntime } from './cache/runtime.ts';
-import { bufferIsCached, openState, requestState, type RequestState } from './context.ts';
+import { openState, requestState, type RequestState } from './context.ts';
 import { Md5, md5 } from './native/exports.ts';
-import { readOverride, resolveOptions, responseOptions, type BufferOptions, type ResolvedOptions } from './options.ts';
+import { resolveOptions, type BufferOptions, type ResolvedOptions } from './options.ts';
+import { resolveResponseOptions } from './per-response.ts';
 import { codingAvailable, compress } from './response/compress.ts';
 import { notModifiedReason } from './response/conditional.ts';
 import { DecisionLog } from './response/decision-log.ts';
@@ -29,7 +30,6 @@ import { RepresentationMemo } from './response/memo.ts';
 import { negotiate, type Coding } from './response/negotiate.ts';
 import { optimiseHtml } from './response/optimise.ts';
 import { addVary } from './response/vary.ts';
-import { sectionDeclarations } from './section.ts';
 
 /** What one `buffer()` middleware shares between its requests. */
 interface Shared {
@@ -97,14 +97,14 @@ function bodySource(ctx: Context): { source: string | Buffer } | { skip: string 
 /** What entity and payload hold until OPTIMISE sets them. */
 const EMPTY = Buffer.alloc(0);
 
-/** Decides whether koa-buffer handles this response; the Work when it does. */
+/** Decides whether koa-buffer handles this response, with its options as resolved after the action; the Work when it does. */
 function check(ctx: Context, state: RequestState, shared: Shared): Work | undefined {
   const skip = (reason: string): undefined => {
     shared.log.debug('log_skipped', { reason });
     return undefined;
   };
-  const override = readOverride((ctx.state as Record<string, unknown> | undefined)?.buffer);
-  if (override.off) return skip('ctx.state.buffer turns koa-buffer off for this response');
+  const options = state.options;
+  if (options === undefined) return skip('ctx.state.buffer turns koa-buffer off for this response');
   if (ctx.respond === false || ctx.res.headersSent) return skip('the response is sent by other means');
   // A client that went away needs nothing, unless this request builds a cache entry other requests wait for.
   if (!ctx.response.writable && !state.storeEntry) return skip('the client has gone');
@@ -117,7 +117,6 @@ function check(ctx: Context, state: RequestState, shared: Shared): Work | undefi
   if (body.source.length === 0) return skip('empty body');
   const type = mediaType(responseHeader(ctx, 'Content-Type'));
   if (type === undefined) return skip('no media type');
-  const options = responseOptions(state.config, sectionDeclarations(ctx), override.values);
   if (options.excludedTypes.matches(type)) return skip(`excluded media type ${type}`);
   return {
     ctx,
@@ -381,6 +380,7 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
     ctx.bufferIsCached = bufferIsCached;
     try {
       await next();
+      resolveResponseOptions(ctx, state); // sections and ctx.state.buffer have had their say
       // A cache hit the pipeline has answered before, for the very same inputs, is answered as it was then.
       const work = answeredAsPrepared(ctx, state) ? undefined : check(ctx, state, shared); // 1. CHECK
       if (work) for (const step of pipeline) if (!(await step(work, shared))) break;

@@ -8,8 +8,10 @@
  * is reported, and the checks that look at several options come last.
  */
 import type { Context } from 'koa';
+import type { CacheStore } from './cache/stores/store.ts';
 import { parseDuration } from './duration.ts';
 import { BufferOptionError } from './errors.ts';
+import type { CacheLock } from './locks/protocol.ts';
 import { defaultLogger, isLogger, type Logger } from './logger.ts';
 import { isMessageOverrides, Messages, type MessageOverrides } from './messages.ts';
 import { codingAvailable, defaultLevels, levelRange } from './response/compress.ts';
@@ -23,20 +25,9 @@ import {
 import { defaultMemoMaxSize } from './response/memo.ts';
 import { allCodings, canonicalCoding, type Coding } from './response/negotiate.ts';
 
-/** A Keyv-compatible store: `get`, `set(key, value, ttlMs)`, `delete`, each sync or async. */
-export interface CacheStore {
-  get(key: string): unknown;
-  set(key: string, value: unknown, ttlMs?: number): unknown;
-  delete(key: string): unknown;
-}
-
-/** The cache-lock protocol of SPEC 6 (sync or async). */
-export interface CacheLock {
-  acquire(key: string, options?: { ttl?: number }): unknown;
-  release(guard: unknown): unknown;
-  /** Seconds; a backend with a time to live must outlast cacheLockTimeout. */
-  readonly ttl?: number;
-}
+// The contracts of the `cache` and `cacheLock` options are declared once, beside their implementations.
+export type { CacheStore } from './cache/stores/store.ts';
+export type { CacheLock } from './locks/protocol.ts';
 
 /** A content coding name as the `encodings` option takes it. */
 export type EncodingName = Coding | 'x-gzip';

@@ -85,9 +85,3 @@ export function boundedAnswer<T>(
     );
   });
 }
-
-/** The message of anything thrown, for a log line. */
-export function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
-}

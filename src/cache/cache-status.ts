@@ -20,7 +20,7 @@ const cacheName = 'koa-buffer';
 /** How a miss went to the action (RFC 9211 2.2): `stale` when an entry existed but could not be used. */
 export type Forward = 'miss' | 'stale';
 
-/** Sets Cache-Status, unless the headers are already on their way; the name in lower case, as X-Cache's (see replay.ts). */
+/** Sets Cache-Status, unless the headers are already on their way; the name in lower case, as X-Cache's (see hit/replay.ts). */
 function put(ctx: Context, value: string): void {
   if (!ctx.res.headersSent) ctx.res.setHeader('cache-status', value);
 }

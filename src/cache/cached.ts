@@ -14,10 +14,9 @@
  *   else (lock taken, failed, or none): read again    → replay, true — or build: false
  */
 import type { Context } from 'koa';
-import type { RequestState, StoreableResponse } from '../context.ts';
-import { readOverride, responseOptions, type ResolvedOptions } from '../options.ts';
-import { sectionDeclarations } from '../section.ts';
-import { errorText } from './bounded.ts';
+import { errorText } from '../describe.ts';
+import type { ResolvedOptions } from '../options.ts';
+import { resolveResponseOptions } from '../per-response.ts';
 import { bypassReason } from './bypass.ts';
 import {
   statusBypass,
@@ -30,23 +29,41 @@ import {
   type Forward,
 } from './cache-status.ts';
 import { remainingMs, type CacheEntry } from './entry.ts';
-import { Flight, type FlightFailure, type Outcome } from './flight.ts';
+import { Flight, type FlightFailure, type Outcome } from './flight/flight.ts';
 import { cacheKeyOf } from './key.ts';
-import { lookup, seal, write, type Lookup, type Slot } from './lookup.ts';
-import { replayEntry, retryLater } from './replay.ts';
+import { lookup, seal, write, type Lookup, type Slot } from './hit/lookup.ts';
+import { replayEntry, retryLater } from './hit/replay.ts';
+import {
+  requestStateKey,
+  type CacheRequestState,
+  type StoreableResponse,
+  type WithRequestState,
+} from './request-state.ts';
 import type { CacheRuntime } from './runtime.ts';
 import { entryOf, notStorableReason, varyFields } from './storable.ts';
 
 /**
  * One request's view of the cache. It holds no context: the closures kept in
  * the request's state refer to it, and get the context as an argument (see
- * RequestState.storeEntry).
+ * CacheRequestState.storeEntry).
  */
 interface Visit {
-  readonly state: RequestState;
+  readonly state: CacheRequestState;
   readonly runtime: CacheRuntime;
   readonly options: ResolvedOptions;
   readonly slot: Slot;
+}
+
+/**
+ * The `ctx.bufferIsCached` installed on every request (one shared function,
+ * so installing it allocates nothing). The first call decides; a later call
+ * returns the same answer and changes nothing.
+ */
+export function bufferIsCached(this: Context): Promise<boolean> {
+  const state = (this as WithRequestState)[requestStateKey];
+  if (!state || state.cache === undefined) return Promise.resolve(false);
+  state.cacheAnswer ??= isCached(this, state, state.cache);
+  return state.cacheAnswer;
 }
 
 /**
@@ -59,7 +76,7 @@ interface Visit {
  * @param state - its koa-buffer state
  * @param runtime - the middleware's cache
  */
-export function isCached(ctx: Context, state: RequestState, runtime: CacheRuntime): Promise<boolean> {
+function isCached(ctx: Context, state: CacheRequestState, runtime: CacheRuntime): Promise<boolean> {
   // Never a failed request: whatever went wrong (a corrupt entry's header, a bug), the action runs.
   const failed = (error: unknown): false => {
     runtime.log.error('log_cache_get_failed', { key: 'for this request', error: errorText(error) });
@@ -74,11 +91,10 @@ export function isCached(ctx: Context, state: RequestState, runtime: CacheRuntim
   }
 }
 
-function decide(ctx: Context, state: RequestState, runtime: CacheRuntime): boolean | Promise<boolean> {
-  const override = readOverride((ctx.state as Record<string, unknown> | undefined)?.buffer);
+function decide(ctx: Context, state: CacheRequestState, runtime: CacheRuntime): boolean | Promise<boolean> {
+  const options = resolveResponseOptions(ctx, state);
   // Off for this response: koa-buffer leaves it alone, headers included.
-  if (override.off) return false;
-  const options = responseOptions(state.config, sectionDeclarations(ctx), override.values);
+  if (options === undefined) return false;
   // One clock read serves the environment switches, freshness, staleness and the hit's ttl.
   const now = Date.now();
   const bypass = bypassReason(ctx, options.cache !== undefined, now);
@@ -123,7 +139,7 @@ function hit(ctx: Context, visit: Visit, entry: CacheEntry, at: number): true {
   statusHit(ctx, remainingMs(entry, at));
   runtime.log.debug('log_cache_hit', { key: slot.key });
   const headers = ctx.request.headers;
-  // The pipeline's answer can be given again only when nothing it reads can differ: see prepared.ts.
+  // The pipeline's answer can be given again only when nothing it reads can differ: see hit/prepared.ts.
   if (
     options === state.config &&
     typeof options.lastModified !== 'function' &&
@@ -139,18 +155,17 @@ function hit(ctx: Context, visit: Visit, entry: CacheEntry, at: number): true {
 /**
  * Called by the middleware when the pipeline is about to begin: true when a
  * cache hit got the answer the pipeline gave the same inputs before (a
- * prepared hit, see prepared.ts), so the pipeline is skipped.
+ * prepared hit, see hit/prepared.ts), so the pipeline is skipped. It reads
+ * the response's options as the middleware resolved them after the action.
  *
  * @param ctx - the request
  * @param state - its koa-buffer state
  */
-export function answeredAsPrepared(ctx: Context, state: RequestState): boolean {
+export function answeredAsPrepared(ctx: Context, state: CacheRequestState): boolean {
   const { preparedKey, preparedEntry, cache } = state;
   if (preparedKey === undefined || preparedEntry === undefined || cache === undefined) return false;
-  // Sections and ctx.state.buffer may have changed the options since the lookup.
-  const override = readOverride((ctx.state as Record<string, unknown> | undefined)?.buffer);
-  if (override.off || responseOptions(state.config, sectionDeclarations(ctx), override.values) !== state.config)
-    return false;
+  // Sections and ctx.state.buffer may have changed the options since the lookup; the middleware resolved them again.
+  if (state.options !== state.config) return false;
   return cache.prepared.answer(ctx, state, preparedKey, preparedEntry);
 }
 

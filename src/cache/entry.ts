@@ -23,6 +23,7 @@
  * text-only store no longer adds up and reads as a miss.
  */
 import { Buffer } from 'node:buffer';
+import { describeValue } from '../describe.ts';
 
 /** A response as the cache keeps it. */
 export interface CacheEntry {
@@ -64,16 +65,17 @@ const MAX_LENGTH = 0xffff_ffff;
  */
 export function encodeEntry(entry: CacheEntry): Buffer {
   if (entry === null || typeof entry !== 'object')
-    throw new TypeError(`cache entry must be an object, got ${describe(entry)}`);
+    throw new TypeError(`cache entry must be an object, got ${describeValue(entry)}`);
   const { status, headers, body, created, expires } = entry;
   if (!Number.isInteger(status) || status < 100 || status > 999) {
-    throw new RangeError(`cache entry status must be an integer from 100 to 999, got ${describe(status)}`);
+    throw new RangeError(`cache entry status must be an integer from 100 to 999, got ${describeValue(status)}`);
   }
   if (!Number.isFinite(created))
-    throw new TypeError(`cache entry created must be a finite number of ms, got ${describe(created)}`);
+    throw new TypeError(`cache entry created must be a finite number of ms, got ${describeValue(created)}`);
   if (!Number.isFinite(expires))
-    throw new TypeError(`cache entry expires must be a finite number of ms, got ${describe(expires)}`);
-  if (!(body instanceof Uint8Array)) throw new TypeError(`cache entry body must be a Buffer, got ${describe(body)}`);
+    throw new TypeError(`cache entry expires must be a finite number of ms, got ${describeValue(expires)}`);
+  if (!(body instanceof Uint8Array))
+    throw new TypeError(`cache entry body must be a Buffer, got ${describeValue(body)}`);
   checkHeaders(headers);
 
   const json = Buffer.from(JSON.stringify(headers), 'utf8');
@@ -192,21 +194,13 @@ function validHeaders(headers: unknown): headers is Record<string, string | stri
 
 function checkHeaders(headers: unknown): void {
   if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) {
-    throw new TypeError(`cache entry headers must be an object, got ${describe(headers)}`);
+    throw new TypeError(`cache entry headers must be an object, got ${describeValue(headers)}`);
   }
   for (const [name, value] of Object.entries(headers)) {
     if (typeof value === 'string') continue;
     if (Array.isArray(value) && value.every((item) => typeof item === 'string')) continue;
-    throw new TypeError(`cache entry header '${name}' must be a string or an array of strings, got ${describe(value)}`);
+    throw new TypeError(
+      `cache entry header '${name}' must be a string or an array of strings, got ${describeValue(value)}`,
+    );
   }
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return value.constructor?.name ? `a ${value.constructor.name}` : 'an object';
-  if (typeof value === 'function') return 'a function';
-  if (typeof value === 'string')
-    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
-  return `${typeof value} ${String(value)}`;
 }

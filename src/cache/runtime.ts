@@ -5,14 +5,14 @@
  * connect, nor a SQLite file appear, before a request needs it), and the
  * table of flights in this process.
  */
+import { errorText } from '../describe.ts';
 import { BufferOptionError } from '../errors.ts';
 import { FileLock } from '../locks/file-lock.ts';
 import type { CacheLock, ResolvedOptions } from '../options.ts';
 import type { DecisionLog } from '../response/decision-log.ts';
-import { errorText } from './bounded.ts';
-import type { Flight, FlightContext } from './flight.ts';
-import { PreparedHits } from './prepared.ts';
-import type { CacheStore } from './store.ts';
+import type { Flight, FlightContext } from './flight/flight.ts';
+import { PreparedHits } from './hit/prepared.ts';
+import type { CacheStore } from './stores/store.ts';
 import { resolveStore } from './stores/resolve.ts';
 
 /** After a store failed to open, how long requests bypass it before it is tried again, ms. */
@@ -84,14 +84,14 @@ export class CacheRuntime implements FlightContext {
     } catch (error) {
       this.#stores.set(option, { failed: Date.now() });
       const text = error instanceof BufferOptionError ? error.message : errorText(error);
-      this.log.error('log_cache_open_failed', { cache: describe(option), error: text });
+      this.log.error('log_cache_open_failed', { cache: shownCacheOption(option), error: text });
       return { error: text };
     }
   }
 }
 
 /** A `cache` value for a log line, a Redis password hidden. */
-function describe(option: unknown): string {
+function shownCacheOption(option: unknown): string {
   if (typeof option !== 'string') return String(option);
   return JSON.stringify(option.replace(/\/\/([^/@]*):[^/@]*@/, '//$1:***@'));
 }

@@ -5,7 +5,7 @@
  * (Accept-Encoding aside: every hit is compressed for its own client), and
  * is no larger than `cacheMaxSize`.
  */
-import type { StoreableResponse } from '../context.ts';
+import type { StoreableResponse } from './request-state.ts';
 import type { CacheEntry } from './entry.ts';
 
 /** Why a response is not stored, as a Cache-Status detail token. */

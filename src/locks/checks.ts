@@ -31,9 +31,3 @@ export function keyProblem(key: unknown, messages: Messages): string | undefined
 export function isTtl(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0;
 }
-
-/** The text of anything thrown, for a `%{error}` placeholder. */
-export function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
-}

@@ -10,7 +10,8 @@ import type { Messages } from '../messages.ts';
 import { flock } from '../native/core.ts';
 import { md5 } from '../native/exports.ts';
 import { LOCK_BUSY, LOCK_STAGE_FLOCK, type FlockPrimitives } from '../native/types.ts';
-import { type MessagesOption, errorText, keyProblem, messagesFrom } from './checks.ts';
+import { errorText } from '../describe.ts';
+import { type MessagesOption, keyProblem, messagesFrom } from './checks.ts';
 import type { AcquireResult, LockBackend, ReleaseResult } from './protocol.ts';
 
 /** Options of {@link FileLock}. */

@@ -6,7 +6,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Messages } from '../messages.ts';
-import { type MessagesOption, errorText, messagesFrom } from './checks.ts';
+import { errorText, valueLiteral } from '../describe.ts';
+import { type MessagesOption, messagesFrom } from './checks.ts';
 import type { AcquireResult, LockBackend, ReleaseResult } from './protocol.ts';
 
 /** Options of {@link Lock}, all in seconds; the names and defaults of lua-resty-lock. */
@@ -97,7 +98,7 @@ export class Lock<G = unknown> {
       const given: unknown = options[name];
       if (given === undefined) return defaults[name];
       if (typeof given !== 'number' || !Number.isFinite(given)) {
-        throw new TypeError(`koa-buffer: ${m.text('lock_option_number', { name, value: describe(given) })}`);
+        throw new TypeError(`koa-buffer: ${m.text('lock_option_number', { name, value: valueLiteral(given) })}`);
       }
       if (given < 0) throw new RangeError(`koa-buffer: ${m.text('lock_option_negative', { name, value: given })}`);
       return given;
@@ -195,7 +196,7 @@ export class Lock<G = unknown> {
     if (ttl !== undefined) {
       if (typeof ttl !== 'number' || !Number.isFinite(ttl)) {
         throw new TypeError(
-          `koa-buffer: ${this.#messages.text('lock_option_number', { name: 'ttl', value: describe(ttl) })}`,
+          `koa-buffer: ${this.#messages.text('lock_option_number', { name: 'ttl', value: valueLiteral(ttl) })}`,
         );
       }
       if (ttl <= 0)
@@ -210,7 +211,8 @@ export class Lock<G = unknown> {
 
   async #attempt(key: string): Promise<AcquireResult<G>> {
     const result: unknown = await this.backend.acquire(key, { ttl: this.exptime });
-    if (!Array.isArray(result)) return [null, this.#messages.text('lock_backend_failed', { error: describe(result) })];
+    if (!Array.isArray(result))
+      return [null, this.#messages.text('lock_backend_failed', { error: valueLiteral(result) })];
     const [guard, error] = result as [unknown, unknown];
     // Hand-written backends often say "busy" with undefined or false rather than null.
     if (guard === null || guard === undefined || guard === false) {
@@ -228,16 +230,5 @@ export class Lock<G = unknown> {
     } catch (thrown) {
       return [null, this.#messages.text('lock_backend_failed', { error: errorText(thrown) })];
     }
-  }
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'bigint') return `${value}n`;
-  try {
-    return String(value);
-  } catch {
-    // No usable toString (a null prototype, a throwing method): naming its kind is enough, and must not throw itself.
-    return Object.prototype.toString.call(value);
   }
 }

@@ -75,4 +75,13 @@ export interface LockBackend<G = unknown> {
    * @returns `[true, undefined]`, or `[false, message]` when the lock was lost or the backend failed
    */
   expire?(guard: G, ttl: number): MaybePromise<ReleaseResult>;
+
+  /**
+   * Seconds a lock lives when nobody releases it, for backends with a time to
+   * live; as the `cacheLock` option, it must outlast `cacheLockTimeout`.
+   */
+  readonly ttl?: number;
 }
+
+/** The `cacheLock` option of `buffer()`: any lock backend (answers sync or async). */
+export type CacheLock = LockBackend;

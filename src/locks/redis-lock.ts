@@ -18,7 +18,8 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { BufferOptionError } from '../errors.ts';
 import type { Messages } from '../messages.ts';
-import { type MessagesOption, errorText, isTtl, keyProblem, messagesFrom } from './checks.ts';
+import { errorText } from '../describe.ts';
+import { type MessagesOption, isTtl, keyProblem, messagesFrom } from './checks.ts';
 import type { AcquireOptions, AcquireResult, LockBackend, ReleaseResult } from './protocol.ts';
 
 /** The part of an ioredis client (Redis or Cluster) RedisLock uses. */

@@ -39,16 +39,21 @@ interface Candidate {
   load: () => Promise<Minify>;
 }
 
+/** esbuild, which minifies both kinds, as the candidate for one of them. */
+function esbuildFor(loader: 'js' | 'css'): Candidate {
+  return {
+    name: 'esbuild',
+    load: async () => {
+      const esbuild = await import('esbuild');
+      return async (code) => (await esbuild.transform(code, { loader, minify: true })).code;
+    },
+  };
+}
+
 // Preference order from the measurement above.
 const candidates: Record<Kind, Candidate[]> = {
   script: [
-    {
-      name: 'esbuild',
-      load: async () => {
-        const esbuild = await import('esbuild');
-        return async (code) => (await esbuild.transform(code, { loader: 'js', minify: true })).code;
-      },
-    },
+    esbuildFor('js'),
     {
       name: 'terser',
       load: async () => {
@@ -66,13 +71,7 @@ const candidates: Record<Kind, Candidate[]> = {
           lightningcss.transform({ filename: 'inline.css', code: Buffer.from(code), minify: true }).code.toString();
       },
     },
-    {
-      name: 'esbuild',
-      load: async () => {
-        const esbuild = await import('esbuild');
-        return async (code) => (await esbuild.transform(code, { loader: 'css', minify: true })).code;
-      },
-    },
+    esbuildFor('css'),
     {
       name: 'csso',
       load: async () => {

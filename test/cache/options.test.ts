@@ -3,25 +3,15 @@
  * the ASCII-sorted pass, and the lock built once from cacheLock or
  * cacheLockDir, with the errors of the seed's register table.
  */
-import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import { BufferOptionError } from '../../src/errors.ts';
 import { RedisLock } from '../../src/locks/redis-lock.ts';
 import { buffer } from '../../src/middleware.ts';
+import { optionProblem as problem } from '../helpers/caught.ts';
+import { asNobody, nobodyCanRead, runningAsRoot } from '../helpers/as-nobody.ts';
 import { fixture, spawnChild } from '../helpers/children.ts';
-
-function problem(options: unknown): BufferOptionError | undefined {
-  try {
-    buffer(options as never);
-    return undefined;
-  } catch (error) {
-    if (error instanceof BufferOptionError) return error;
-    throw error;
-  }
-}
 
 function tempDir(t: ExecutionContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'kb-cache-options-'));
@@ -96,19 +86,16 @@ test('a cacheLockDir this process cannot write to throws lock_dir_not_writable f
   const locked = join(dir, 'locked');
   mkdirSync(locked, { mode: 0o755 });
   let answer: Record<string, unknown>;
-  if (process.getuid?.() === 0) {
+  if (runningAsRoot()) {
     // root writes anywhere: ask as nobody (65534), for whom root's 0755 directory is read-only.
     chmodSync(dir, 0o755);
     const child = fixture('cache-lock-dir-child.ts');
-    const asNobody = { uid: 65534, gid: 65534, env: { ...process.env, HOME: tmpdir() } };
-    if (
-      spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(child)})`], asNobody).status !== 0
-    ) {
+    if (!nobodyCanRead(child)) {
       t.log('skipped: nobody cannot read this checkout');
       t.pass();
       return;
     }
-    answer = await spawnChild(t, child, [locked], asNobody).waitForJson(() => true, 'the answer of buffer()');
+    answer = await spawnChild(t, child, [locked], asNobody()).waitForJson(() => true, 'the answer of buffer()');
   } else {
     chmodSync(locked, 0o555);
     t.teardown(() => chmodSync(locked, 0o755));

@@ -1,5 +1,5 @@
 /**
- * Prepared hits (src/cache/prepared.ts): a cache hit the pipeline answered
+ * Prepared hits (src/cache/hit/prepared.ts): a cache hit the pipeline answered
  * before, for the very same inputs, is answered the same way without the
  * pipeline. These tests hold it to "the same way, byte for byte", and check
  * that anything that could change the pipeline's answer sends the hit

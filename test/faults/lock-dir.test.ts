@@ -5,13 +5,13 @@
  * concurrent misses in the process still build once, and when the
  * directory is usable again the locks work again without a restart.
  */
-import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test, { type ExecutionContext } from 'ava';
 import { buffer } from '../../src/middleware.ts';
+import { asNobody, nobody, nobodyCanRead, runningAsRoot } from '../helpers/as-nobody.ts';
 import { fixture, spawnChild, type LineChild } from '../helpers/children.ts';
 import { htmlPage, rawRequest, recordingLogger, serve, type RawResponse } from '../helpers/serve.ts';
 
@@ -93,15 +93,11 @@ function errors(child: LineChild): string[] {
 test('the lock directory made read-only while running: new keys build once per process with a log line naming the error, hits go on, and writable again it works again', async (t) => {
   const base = tempDir(t);
   const dir = join(base, 'locks');
-  const root = process.getuid?.() === 0;
-  const asNobody = root ? { uid: 65534, gid: 65534, env: { ...process.env, HOME: tmpdir() } } : {};
+  const root = runningAsRoot();
   if (root) {
     // root writes to any directory whatever its mode: the server runs as nobody (65534), who owns its data directory.
-    chownSync(base, 65534, 65534);
-    const script = fixture('fault-server.ts');
-    if (
-      spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(script)})`], asNobody).status !== 0
-    ) {
+    chownSync(base, nobody, nobody);
+    if (!nobodyCanRead(fixture('fault-server.ts'))) {
       t.log(
         'skipped: running as root, and nobody (uid 65534) cannot read this checkout to run the server as a non-root user',
       );
@@ -113,7 +109,7 @@ test('the lock directory made read-only while running: new keys build once per p
     t,
     fixture('fault-server.ts'),
     [JSON.stringify({ cache: `sqlite:${join(base, 'cache.sqlite')}`, lockDir: dir })],
-    asNobody,
+    root ? asNobody() : {},
   );
   const { port } = await child.waitForJson<{ port: number }>((m) => typeof m.port === 'number', 'the port');
   const get = (path: string): Promise<RawResponse> => rawRequest(port, path);

@@ -20,6 +20,7 @@ import {
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addon, addonUnavailableReason, packageRoot } from '../../src/native/binding.ts';
+import { asNobody, nobodyCanRead, runningAsRoot } from '../helpers/as-nobody.ts';
 import { LOCK_BUSY, type FlockPrimitives } from '../../src/native/types.ts';
 
 const { ELOOP, ENOENT, EACCES, EROFS, EBADF } = constants.errno;
@@ -109,27 +110,18 @@ run('a read-only directory gives -EACCES (or -EROFS)', (t) => {
   const readOnly = join(dir, 'read-only');
   mkdirSync(readOnly, { mode: 0o500 });
   const path = join(readOnly, 'x.lock');
-  if (process.getuid?.() !== 0) {
+  if (!runningAsRoot()) {
     const result = lock.acquireLockFile(path);
     t.true(result === -EACCES! || result === -EROFS!, `acquire gives -EACCES, got ${result}`);
     return;
   }
-  const asNobody = {
-    uid: 65534,
-    gid: 65534,
-    env: { ...process.env, HOME: dir },
-    encoding: 'utf8',
-    timeout: 30_000,
-  } as const;
+  const nobodyOptions = { ...asNobody(dir), encoding: 'utf8', timeout: 30_000 } as const;
   // The lock holder needs to read the repository; where nobody cannot (a
   // checkout under /root), a copy of the addon in the temp dir does the same.
-  const canReadRepo =
-    spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(holderScript)})`], asNobody)
-      .status === 0;
   let child;
-  if (canReadRepo) {
+  if (nobodyCanRead(holderScript)) {
     child = spawnSync(process.execPath, ['--import', 'tsx', holderScript, path, 'try'], {
-      ...asNobody,
+      ...nobodyOptions,
       cwd: packageRoot,
     });
   } else {
@@ -139,7 +131,7 @@ run('a read-only directory gives -EACCES (or -EROFS)', (t) => {
     chmodSync(addonCopy, 0o755);
     const script = `const r = require(${JSON.stringify(addonCopy)}).acquireLockFile(${JSON.stringify(path)});
       console.log(JSON.stringify(r >= 0 ? { event: 'acquired', fd: r } : { event: 'error', errno: r }));`;
-    child = spawnSync(process.execPath, ['-e', script], { ...asNobody, cwd: dir });
+    child = spawnSync(process.execPath, ['-e', script], { ...nobodyOptions, cwd: dir });
   }
   t.is(child.status, 0, `the child as nobody ran: ${child.stderr}`);
   const report = JSON.parse(child.stdout.trim().split('\n').pop() ?? '{}') as { event?: string; errno?: number };

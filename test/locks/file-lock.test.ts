@@ -27,6 +27,7 @@ import { FileLock, type FileLockGuard } from '../../src/locks/file-lock.ts';
 import { Messages } from '../../src/messages.ts';
 import { flock } from '../../src/native/core.ts';
 import { md5 } from '../../src/native/exports.ts';
+import { asNobody, nobodyCanRead, runningAsRoot } from '../helpers/as-nobody.ts';
 import { fixture, spawnChild, spawnProgram, type LineChild } from '../helpers/children.ts';
 
 function tempDir(t: ExecutionContext): string {
@@ -107,19 +108,15 @@ test('a directory this process cannot write to throws lock_dir_not_writable', as
   const locked = join(dir, 'locked');
   mkdirSync(locked, { mode: 0o755 });
   let answer: Record<string, unknown>;
-  if (process.getuid?.() === 0) {
+  if (runningAsRoot()) {
     // root writes anywhere. Ask as nobody (65534), who cannot write to root's 0755 directory;
     // where nobody cannot read this checkout (one under /root), ask as a root that lost
     // CAP_DAC_OVERRIDE (setpriv, util-linux), which the mode bits then bind too.
     chmodSync(dir, 0o755);
     const construct = fixture('lock-construct.ts');
-    const asNobody = { uid: 65534, gid: 65534, env: { ...process.env, HOME: tmpdir() } };
-    const nobodyReads =
-      spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(construct)})`], asNobody).status ===
-      0;
     let child: LineChild;
-    if (nobodyReads) {
-      child = spawnChild(t, construct, [locked], asNobody);
+    if (nobodyCanRead(construct)) {
+      child = spawnChild(t, construct, [locked], asNobody());
     } else if (!spawnSync('setpriv', ['--version']).error) {
       t.log('nobody cannot read the checkout: asking as root without CAP_DAC_OVERRIDE');
       const drop = [

@@ -5,6 +5,7 @@
 import test from 'ava';
 import { createRequire } from 'node:module';
 import { impls, native, twins } from '../helpers/impls.ts';
+import { caught } from '../helpers/caught.ts';
 
 const notBytes: Array<[string, unknown]> = [
   ['undefined', undefined],
@@ -18,15 +19,6 @@ const notBytes: Array<[string, unknown]> = [
   ['a bigint', 10n],
   ['a function', () => 'abc'],
 ];
-
-function caught(fn: () => unknown): Error & { code?: string } {
-  try {
-    fn();
-  } catch (error) {
-    return error as Error & { code?: string };
-  }
-  throw new Error('expected a throw');
-}
 
 for (const [name, impl] of impls) {
   test(`${name}: a value that is neither bytes nor a string throws a TypeError naming "data"`, (t) => {

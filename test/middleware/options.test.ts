@@ -6,20 +6,10 @@
  */
 import test from 'ava';
 import { BufferOptionError } from '../../src/errors.ts';
-import { buffer } from '../../src/middleware.ts';
+import { optionProblem as problem } from '../helpers/caught.ts';
 import { bufferSection } from '../../src/section.ts';
 
 const lock = { acquire: () => [{}, undefined], release: () => [true, undefined] };
-
-function problem(options: unknown): BufferOptionError | undefined {
-  try {
-    buffer(options as never);
-    return undefined;
-  } catch (error) {
-    if (error instanceof BufferOptionError) return error;
-    throw error;
-  }
-}
 
 // One bad value per register row: [row key, options, text the message must contain].
 const rows: Array<[string, unknown, string]> = [

@@ -13,7 +13,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { createRequire } from 'node:module';
-import { normaliseTtl, type CacheStore } from '../store.ts';
+import { normaliseTtl, type CacheStore } from './store.ts';
 
 /**
  * The Redis commands this store sends, as ioredis names them. An ioredis

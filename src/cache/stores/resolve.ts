@@ -5,7 +5,7 @@
 import { resolve as resolvePath } from 'node:path';
 import { BufferOptionError } from '../../errors.ts';
 import type { Messages } from '../../messages.ts';
-import { isCacheStore, type CacheStore } from '../store.ts';
+import { isCacheStore, type CacheStore } from './store.ts';
 import { MemoryStore } from './memory.ts';
 import { RedisStore } from './redis.ts';
 import { SqliteStore } from './sqlite.ts';

@@ -4,14 +4,8 @@
  * binding words them, so one test suite checks both implementations.
  */
 
-/** How a received value reads in a message, as the binding's `Describe`. */
-export function describe(value: unknown): string {
-  if (value === undefined) return 'undefined';
-  if (value === null) return 'null';
-  if (typeof value === 'string') return `the string '${value}'`;
-  if (typeof value === 'number') return `the number ${String(value)}`;
-  return `type ${typeof value === 'function' ? 'function' : typeof value}`;
-}
+// How a received value reads in a message, as the binding's `Describe`: written once, in src/describe.ts.
+export { describeReceived as describe } from '../../describe.ts';
 
 /** `error` with a Node-style `code` (ERR_INVALID_ARG_TYPE, ERR_OUT_OF_RANGE, …). */
 export function withCode<E extends Error>(error: E, code: string): E & { code: string } {

@@ -5,9 +5,9 @@
  * compressed for this client and gets its own ETag and 304.
  */
 import type { Context } from 'koa';
-import type { RequestState } from '../context.ts';
-import type { Messages } from '../messages.ts';
-import type { CacheEntry } from './entry.ts';
+import type { CacheRequestState as RequestState } from '../request-state.ts';
+import type { Messages } from '../../messages.ts';
+import type { CacheEntry } from '../entry.ts';
 import { setBufferBody } from './koa-body.ts';
 
 /**

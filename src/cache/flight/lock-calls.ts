@@ -4,9 +4,10 @@
  * backend, and every call is bounded in time so a hanging backend cannot
  * hold a request past its flight.
  */
-import type { CacheLock } from '../options.ts';
-import type { DecisionLog } from '../response/decision-log.ts';
-import { bounded, errorText } from './bounded.ts';
+import type { CacheLock } from '../../options.ts';
+import type { DecisionLog } from '../../response/decision-log.ts';
+import { errorText } from '../../describe.ts';
+import { bounded } from '../bounded.ts';
 
 /** What one try at the lock found. */
 export type Attempt = { readonly guard: unknown } | 'busy' | { readonly error: string };

@@ -14,11 +14,11 @@
  * when `cacheLockTimeout` passes. Its lock is released on every path; a late
  * builder still stores its page.
  */
-import type { CacheLock } from '../options.ts';
-import type { DecisionLog } from '../response/decision-log.ts';
-import type { CacheEntry } from './entry.ts';
+import type { CacheLock } from '../../options.ts';
+import type { DecisionLog } from '../../response/decision-log.ts';
+import type { CacheEntry } from '../entry.ts';
 import { tryLock, unlock } from './lock-calls.ts';
-import { lookup, type Slot } from './lookup.ts';
+import { lookup, type Slot } from '../hit/lookup.ts';
 
 /** Why a flight ended without an entry, as a Cache-Status detail token. */
 export type FlightFailure =
@@ -32,7 +32,7 @@ export type FlightFailure =
   | 'NO-ENTRY'
   /** The lock backend failed while watching. */
   | 'LOCK-ERROR'
-  /** The response may not be stored (see storable.ts), or the store refused it. */
+  /** The response may not be stored (see ../storable.ts), or the store refused it. */
   | (string & {});
 
 /** How a flight ended. */

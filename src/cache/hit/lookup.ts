@@ -4,13 +4,14 @@
  * a lookup is a fresh entry, a miss (nothing, expired, or older than the
  * code: SPEC 7's staleness rule) or an error; a write is true or false.
  */
-import type { ResolvedOptions } from '../options.ts';
-import { recentNewestMtimeMs } from '../response/last-modified.ts';
-import type { DecisionLog } from '../response/decision-log.ts';
-import { bounded, boundedAnswer, errorText } from './bounded.ts';
-import type { Forward } from './cache-status.ts';
-import { decodeEntry, encodeEntry, isFresh, type CacheEntry } from './entry.ts';
-import type { CacheStore } from './store.ts';
+import type { ResolvedOptions } from '../../options.ts';
+import { recentNewestMtimeMs } from '../../response/last-modified.ts';
+import type { DecisionLog } from '../../response/decision-log.ts';
+import { errorText } from '../../describe.ts';
+import { bounded, boundedAnswer } from '../bounded.ts';
+import type { Forward } from '../cache-status.ts';
+import { decodeEntry, encodeEntry, isFresh, type CacheEntry } from '../entry.ts';
+import type { CacheStore } from '../stores/store.ts';
 
 /** One key of one store, and what reading it depends on. */
 export interface Slot {

@@ -21,10 +21,15 @@
  */
 import type { Context } from 'koa';
 import { LRUCache } from 'lru-cache';
-import type { RequestState } from '../context.ts';
-import type { CacheEntry } from './entry.ts';
+import type { CacheEntry } from '../entry.ts';
 import { setBufferBody } from './koa-body.ts';
 import { plainGet } from './lru-get.ts';
+
+/** What a prepared hit reads and writes of the request's state (narrow, so the runtime that holds the hits need not know the state). */
+interface RequestState {
+  readonly onFinish: Array<(ctx: Context) => void | Promise<void>>;
+  readonly failed: boolean;
+}
 
 /**
  * The response headers the pipeline (middleware.ts, steps CHECK to SEND, with
