@@ -1,6 +1,6 @@
 /**
  * What koa-buffer keeps per request, and the `ctx.bufferIsCached()` method it
- * installs (SPEC 2), typed by augmenting Koa's context.
+ * installs, typed by augmenting Koa's context.
  *
  * The state lives on the context under a private symbol, so it goes when the
  * request does and no enumerable or string-named property is added to `ctx`
@@ -8,7 +8,7 @@
  * request would add an ephemeron, which each scavenge must process
  * specially, and on a cache hit that made the collector's share of a
  * request four times larger (bench/cache.bench.ts).
- * The server-side cache (SPEC 7) hooks in here: it marks replayed responses,
+ * The server-side cache hooks in here: it marks replayed responses,
  * receives the optimised, uncompressed entity through `storeEntry`, and
  * answers its waiters from `onFinish`, which the middleware runs in a
  * `finally`, also when a step throws.
@@ -22,7 +22,7 @@ import type { ResolvedOptions } from './options.ts';
 declare module 'koa' {
   interface DefaultContext {
     /**
-     * Looks the response up in the server-side cache (SPEC 7). Resolves true
+     * Looks the response up in the server-side cache. Resolves true
      * when koa-buffer has sent, or will send, the response (a cache hit, or a
      * request now waiting for another one building it): the action should
      * then just return. False when the action must do its work.

@@ -1,5 +1,5 @@
 /**
- * Single flight across hosts (SPEC 7): several server processes, standing
+ * Single flight across hosts (docs/architecture.md): several server processes, standing
  * for several hosts, sharing a real redis-server for the cache and for
  * RedisLock. Then Redis is killed in the middle of a build.
  */

@@ -1,5 +1,5 @@
 /**
- * The documented exceptions to SPEC 5's rendering guarantee
+ * The documented exceptions to the squasher's rendering guarantee
  * (test/render/EXCEPTIONS.md): pages whose CSS makes white space significant
  * where the squasher assumes it is not. Each page in
  * test/fixtures/render/exceptions must render differently once squashed

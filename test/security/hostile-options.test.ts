@@ -1,7 +1,7 @@
 /**
  * Options and per-response values of the wrong type (issue 7). At startup a
  * bad option is an error that names it (BufferOptionError), never another
- * kind of throw; at run time `ctx.state.buffer` is not validated (SPEC 2),
+ * kind of throw; at run time `ctx.state.buffer` is not validated,
  * so whatever it holds must end in an answer (a 2xx, a 3xx, or a 5xx with a
  * body) and leave the process, its locks and its cache working. Random
  * values come from fast-check with fixed seeds.
