@@ -15,6 +15,7 @@ import { BufferOptionError } from '../../src/errors.ts';
 import { FileLock, Lock, MemoryLock } from '../../src/locks/index.ts';
 import { buffer } from '../../src/middleware.ts';
 import { bufferSection } from '../../src/section.ts';
+import { logOnFailure } from '../helpers/log-on-failure.ts';
 import { htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 
 function tempDir(t: ExecutionContext): string {
@@ -158,7 +159,7 @@ test('buffer() with random options returns a middleware or throws a BufferOption
     ),
     { seed: 1234, numRuns: 3000 },
   );
-  t.log(
+  logOnFailure(t, () =>
     [...seen]
       .sort((a, b) => b[1] - a[1])
       .map(([what, n]) => `${n} ${what}`)
@@ -289,7 +290,7 @@ test('random ctx.state.buffer values never crash a request: every answer is a 2x
     ),
     { seed: 4321, numRuns: 600 },
   );
-  t.log(`statuses: ${JSON.stringify(Object.fromEntries(statuses))}`);
+  logOnFailure(t, `statuses: ${JSON.stringify(Object.fromEntries(statuses))}`);
   t.deepEqual(failures.slice(0, 5), [], 'every answer is a 2xx, a 3xx or a 5xx with a body');
   t.is(unhandled, 0, 'no unhandled rejection');
   // Afterwards ordinary requests are served (no flight was left open on the keys used), cached, and locks are free.
