@@ -1,5 +1,5 @@
 {
-  # Two targets, as STYLE C3 asks: the cores build without any Node include
+  # Two targets: the cores build without any Node include
   # path, so an accidental <napi.h> in native/core fails here as it does in CMake.
   "target_defaults": {
     "cflags_cc": ["-std=c++17", "-O3", "-fvisibility=hidden", "-Wall", "-Wextra"],

@@ -5,7 +5,7 @@
  * koa-cash in the same setup (its get/set over the same SQLite store), side
  * by side in one run. Reported: how many times the action ran, and how long
  * after the entry was stored the waiting requests got their answer (the
- * issue's target: p99 within 20 ms; the seed polls every 100 ms).
+ * issue's target: p99 within 20 ms; the Perl original polls every 100 ms).
  *
  * Method: the two workers run in child processes pinned to core 0 and core
  * 1 (`taskset`), the driver sends 100 requests to each at once over fresh

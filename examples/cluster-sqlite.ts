@@ -7,7 +7,7 @@
  *   node --import tsx examples/cluster-sqlite.ts
  *   DATA_DIR=/var/cache/myapp PORT=8080 node --import tsx examples/cluster-sqlite.ts
  *
- * Rules (from the seed's DEPLOYMENT section): the cache and the lock
+ * Rules: the cache and the lock
  * directory must be shared by all workers and writable by the user that runs
  * them; never put a per-worker cache (`cache: true`) in front, or a waiting
  * worker never sees the page another one built and answers 503 after

@@ -1,11 +1,11 @@
 /**
  * What koa-buffer keeps per request, and the type of the `ctx.bufferIsCached()`
- * method it installs (SPEC 2), added to Koa's context by augmentation; the
- * method itself is the cache's (cache/cached.ts).
+ * method it installs, added to Koa's context by augmentation; the method
+ * itself is the cache's (cache/cached.ts).
  *
  * The state is kept on the context under a private symbol (see
  * cache/request-state.ts, which also says why not a WeakMap).
- * The server-side cache (SPEC 7) hooks in here: it marks replayed responses,
+ * The server-side cache hooks in here: it marks replayed responses,
  * receives the optimised, uncompressed entity through `storeEntry`, and
  * answers its waiters from `onFinish`, which the middleware runs in a
  * `finally`, also when a step throws.
@@ -25,7 +25,7 @@ export type { StoreableResponse };
 declare module 'koa' {
   interface DefaultContext {
     /**
-     * Looks the response up in the server-side cache (SPEC 7). Resolves true
+     * Looks the response up in the server-side cache. Resolves true
      * when koa-buffer has sent, or will send, the response (a cache hit, or a
      * request now waiting for another one building it): the action should
      * then just return. False when the action must do its work.

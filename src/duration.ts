@@ -1,7 +1,7 @@
 /**
  * Durations as the options take them: a number of seconds, or a string such
  * as `'10 minutes'`, `'1.5 h'`, `'30s'`, `'2 days'` (CHI's duration words, as
- * the seed's cache_duration accepts).
+ * the Perl original's cache_duration accepts).
  */
 
 const unitSeconds: Record<string, number> = {

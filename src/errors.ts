@@ -1,12 +1,12 @@
 /**
  * Errors koa-buffer throws. Option problems are found once, when `buffer()`,
- * `bufferSection()` or a lock constructor runs (STYLE C4), and carry the
+ * `bufferSection()` or a lock constructor runs (validated once, at the edge), and carry the
  * catalog key so code can switch on it.
  */
 import { builtinMessages, type MessageArgs, type MessageKey, type Messages } from './messages.ts';
 
 /**
- * A bad option. `key` is the message key of the seed's register table
+ * A bad option. `key` is the message key of the option-validation table
  * (`option_optimise_content`, `unknown_option`, …); `message` starts `koa-buffer: `.
  *
  * @example

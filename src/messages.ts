@@ -1,6 +1,6 @@
 /**
- * The message catalog (SPEC 8): every error, log line and client-facing text
- * koa-buffer produces, keyed by the seeds' message keys, so a deployment can
+ * The message catalog: every error, log line and client-facing text
+ * koa-buffer produces, keyed as in the Perl original, so a deployment can
  * reword or translate any of them through the `messages` option.
  */
 
@@ -24,7 +24,7 @@ export type MessageArgs = Record<string, unknown>;
 
 /** The built-in English texts. */
 export const defaultMessages = {
-  // Option validation (the seed's register MESSAGES table); thrown as BufferOptionError.
+  // Option validation; thrown as BufferOptionError.
   options_not_hash: 'options must be an object',
   unknown_option: "unknown option '%{name}'",
   option_flag: '%{name} must be a true or false value',
@@ -165,7 +165,7 @@ export class Messages {
 
   /**
    * @param overrides - texts by key; an override of `undefined` makes the key itself the text,
-   *   as in the seed (leave a key out to keep the built-in text).
+   *   as in the Perl original (leave a key out to keep the built-in text).
    * @param locale - the locale whose plural rules pick a `count` variant.
    * @defaultValue locale `'en'`
    */

@@ -1,6 +1,6 @@
 /**
  * `buffer(options)`: the middleware that reworks every response on its way
- * out, in the order of SPEC 4 and the seed's picture C:
+ * out, in this order (docs/architecture.md, "The pipeline"):
  *
  *   CHECK → OPTIMISE → COMPRESS → STORE → VALIDATE (304) → SEND, then FINISH
  *
@@ -351,7 +351,7 @@ export interface BufferMiddleware extends Middleware {
 const pipeline: readonly Step[] = [optimise, compressStep, store, validate, send];
 
 /**
- * The koa-buffer middleware (SPEC 2): optimises HTML, compresses with br,
+ * The koa-buffer middleware: optimises HTML, compresses with br,
  * zstd or gzip, adds ETag and Last-Modified and answers 304 Not Modified,
  * for every response of the routes mounted after it. It installs
  * `ctx.bufferIsCached()` on every request it sees.

@@ -1,9 +1,9 @@
 /**
- * The options of `buffer()` (SPEC 3): their types, defaults and validation,
+ * The options of `buffer()`: their types, defaults and validation,
  * and the per-response view that lays `bufferSection` declarations and
- * `ctx.state.buffer` over them (SPEC 2).
+ * `ctx.state.buffer` over them.
  *
- * Validation follows the seed's register MESSAGES: option names are checked
+ * Validation as the Perl original does it: option names are checked
  * in ASCII order, unknown ones at their place in it, only the first problem
  * is reported, and the checks that look at several options come last.
  */
@@ -32,10 +32,10 @@ export type { CacheLock } from './locks/protocol.ts';
 /** A content coding name as the `encodings` option takes it. */
 export type EncodingName = Coding | 'x-gzip';
 
-/** A flag: booleans, or 0 and 1 as in the seed. */
+/** A flag: booleans, or 0 and 1 as in the Perl original. */
 export type Flag = boolean | 0 | 1;
 
-/** Options of {@link buffer} (SPEC 3); every one is optional. */
+/** Options of {@link buffer}; every one is optional. */
 export interface BufferOptions {
   /** Compress eligible responses. @defaultValue true */
   compressContent?: Flag;
@@ -77,7 +77,7 @@ export interface BufferOptions {
   cacheSingleFlight?: Flag;
   /** Seconds (> 0) a waiter may wait; also bounds a flight. @defaultValue 10 */
   cacheLockTimeout?: number;
-  /** Elects one builder across processes (SPEC 6). */
+  /** Elects one builder across processes. */
   cacheLock?: CacheLock;
   /** Shorthand for `cacheLock: new FileLock({dir})`. */
   cacheLockDir?: string;
@@ -95,7 +95,7 @@ export interface BufferOptions {
   cacheStoreTimeout?: number;
   /** Bytes of the representation memo; 0 turns it off. @defaultValue 64 MiB */
   memoMaxSize?: number;
-  /** Message overrides by key (SPEC 8). */
+  /** Message overrides by key. */
   messages?: MessageOverrides;
   /** pino-compatible logger. @defaultValue writes warnings and errors to stderr */
   logger?: Logger;
@@ -311,7 +311,7 @@ function checkTogether(options: Record<string, unknown>, messages: Messages, cac
  */
 export function resolveOptions(options: unknown = {}): ResolvedOptions {
   if (!isPlainObject(options)) throw new BufferOptionError('options_not_hash');
-  // The seed adopts messages first, so that the errors below are worded with them.
+  // Messages are adopted first, so that the errors below are worded with them.
   const messages = new Messages(isMessageOverrides(options.messages) ? options.messages : {});
   checkEach(options, messages);
   const o = options as BufferOptions & Record<string, unknown>;
@@ -328,7 +328,7 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     else logger.warn(messages.text('log_encoding_unavailable', { name: coding }));
   }
 
-  // A flag given as undefined means off (the seed's "undef in options"); one not given keeps its default.
+  // A flag given as undefined means off ("undef in options" in the Perl original); one not given keeps its default.
   const flagOption = (
     name:
       'compressContent' | 'rewriteLinks' | 'generateEtag' | 'generate304' | 'trustLastModified' | 'cacheSingleFlight',
@@ -386,7 +386,7 @@ const declarable = new Set(['compressContent', 'optimiseContent', 'rewriteLinks'
 
 /**
  * Validates the declarations of a bufferSection. In a declaration `undefined`
- * means "not declared" (seed, "undef in options"), so such keys are dropped.
+ * means "not declared" ("undef in options" in the Perl original), so such keys are dropped.
  *
  * @throws BufferOptionError `unknown_option` for a key that is not declarable, or the key's own problem
  */
@@ -406,7 +406,7 @@ export function resolveSection(declared: unknown): Partial<ResolvedOptions> {
 
 // --- per response -----------------------------------------------------------
 
-/** The options the per-response layers may not change: read once, when buffer() runs (seed). */
+/** The options the per-response layers may not change: read once, when buffer() runs. */
 const registrationOnly = new Set([
   'messages',
   'logger',
@@ -418,7 +418,7 @@ const registrationOnly = new Set([
 ]);
 
 /**
- * Lenient conversions of unvalidated per-response values (SPEC 2: stash values
+ * Lenient conversions of unvalidated per-response values (per-response values
  * are not validated). `undefined` is a real value meaning off or none.
  */
 const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: ResolvedOptions) => unknown>> = {
@@ -437,7 +437,7 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
       : v === undefined || v === null
         ? 0
         : defaults.minCompressSize,
-  // Not filtered by what is installed (seed): the compress step logs a coding it cannot make.
+  // Not filtered by what is installed: the compress step logs a coding it cannot make.
   encodings: (v) =>
     Array.isArray(v)
       ? [
@@ -459,7 +459,7 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
   cacheStoreTimeout: (v) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : defaults.cacheStoreTimeout),
 };
 
-/** `ctx.state.buffer` read as SPEC 2 says: off, nothing set, or an object of overrides. */
+/** `ctx.state.buffer` read as the README says: off, nothing set, or an object of overrides. */
 export type ResponseOverride =
   { readonly off: true } | { readonly off: false; readonly values: Record<string, unknown> | undefined };
 

@@ -1,8 +1,8 @@
 /**
  * `bufferSection(declared)`: options declared once for every route beneath a
  * middleware (an `@koa/router` prefix, a `router.use`, a mounted sub-app),
- * the Koa counterpart of the seed's route defaults. Only the options that
- * describe a section's content are declarable (SPEC 2).
+ * the Koa counterpart of route defaults in the Perl original. Only the options that
+ * describe a section's content are declarable.
  */
 import type { Context, Middleware } from 'koa';
 import { resolveSection, type ResolvedOptions, type SectionOptions } from './options.ts';

@@ -19,7 +19,7 @@ test('an override replaces the built-in text and may hold any character', (t) =>
   t.is(m.text('lock_failed', { path: 'p', error: 'e' }), 'cannot lock p: e', 'other keys keep their text');
 });
 
-test('an override of undefined shows the key, as the seed documents', (t) => {
+test('an override of undefined shows the key, as the Perl original documents', (t) => {
   t.is(new Messages({ retry_later: undefined }).text('retry_later'), 'retry_later');
 });
 

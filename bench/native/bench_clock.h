@@ -1,5 +1,5 @@
 // Timing for the C++ micro-benchmarks: runs a body for a time budget, reps
-// times, and prints the median rate. No framework to download (STYLE C5).
+// times, and prints the median rate. No framework to download.
 #pragma once
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // JavaScript errors thrown by the bindings: TypeErrors that name the bad
-// argument (STYLE C4: the binding throws for shape) and Errors carrying a
-// `code` to switch on (STYLE C9 rule 4). Cores never reach this file.
+// argument (the binding throws for shape, never for user mistakes) and Errors
+// carrying a `code` to switch on. Cores never reach this file.
 #pragma once
 
 #include <napi.h>

@@ -1,7 +1,7 @@
 // native/core/flock.h: the flock(2) lock-file primitives, POSIX only.
 //
 // Every function is noexcept and reports an operating-system failure as an
-// errno value in its result, never by throwing or printing (STYLE C9 rule 2):
+// errno value in its result, never by throwing or printing (cores return, bindings throw):
 // the binding turns those into numbers for JavaScript, and the lock layer
 // turns them into the `[null, message]` of the lock protocol.
 #pragma once
@@ -10,7 +10,7 @@
 
 namespace kb {
 
-// The three outcomes of a non-blocking flock (STYLE C9 rule 3: busy is a value).
+// The three outcomes of a non-blocking flock (busy is a value, not an error).
 enum class lock_status { acquired, busy, error };
 
 // A descriptor, or the errno of the call that failed to produce one.

@@ -1,4 +1,4 @@
-// The HTML white-space squasher (SPEC section 5), one pass over bytes.
+// The HTML white-space squasher (docs/architecture.md), one pass over bytes.
 //
 // It follows the HTML tokenizer closely enough to find the same tags,
 // comments, quoted attribute values and raw-text elements a browser finds,

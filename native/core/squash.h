@@ -1,4 +1,4 @@
-// native/core/squash.h: the HTML white-space squasher of SPEC section 5.
+// native/core/squash.h: the HTML white-space squasher (docs/architecture.md, "The squasher").
 // Plain C++17: no N-API, no allocation, no exceptions. The TypeScript twin
 // (src/native/twins/squash-html.ts) implements the same rules byte for byte.
 #pragma once

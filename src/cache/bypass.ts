@@ -1,6 +1,6 @@
 /**
- * The requests that may not use the server-side cache (SPEC 7, the seed's
- * picture B arrow 1): the action runs as if there were no cache, and nothing
+ * The requests that may not use the server-side cache (docs/architecture.md,
+ * "The server-side cache"): the action runs as if there were no cache, and nothing
  * is stored. Each rule has the token `Cache-Status` reports it with
  * (`fwd=bypass; detail=…`, RFC 9211 2.4 and 2.7).
  */
@@ -21,7 +21,7 @@ export type BypassReason =
 /**
  * Request Cache-Control directives that refuse a stored response
  * (RFC 9111 5.2.1): no-store, no-cache, private (not a request directive,
- * honoured as the seed does), and max-age=0.
+ * honoured as the Perl original does), and max-age=0.
  */
 export function refusesStored(cacheControl: string | undefined): boolean {
   if (cacheControl === undefined || cacheControl === '') return false;
@@ -38,8 +38,8 @@ export function refusesStored(cacheControl: string | undefined): boolean {
 
 /**
  * How long the NO_CACHE and NO_STORE variables are trusted before they are
- * read again, ms. The seed bypasses "requests made while NO_CACHE or
- * NO_STORE is set"; a change at run time is obeyed within this time. Not
+ * read again, ms. Requests made while NO_CACHE or NO_STORE is set bypass
+ * the cache; a change at run time is obeyed within this time. Not
  * read per request: each read is a getenv, a walk through the whole
  * environment under a lock, and reading both cost a cache hit over loopback
  * a fifth of its requests a second (bench/cache.bench.ts).
@@ -70,7 +70,7 @@ function environmentSwitches(now: number): 'NO_CACHE' | 'NO_STORE' | undefined {
  * @param ctx - the request
  * @param hasCache - whether a cache is configured for this response
  * @param now - the time, ms since the epoch (one clock read serves a whole lookup)
- * @returns the first rule that applies, in the seed's order
+ * @returns the first rule that applies, in the order they are checked below
  */
 export function bypassReason(ctx: Context, hasCache: boolean, now: number = Date.now()): BypassReason | undefined {
   if (!hasCache) return 'CACHE-OFF';

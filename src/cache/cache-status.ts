@@ -1,5 +1,5 @@
 /**
- * The `Cache-Status` response header (RFC 9211, SPEC 7b) beside the seed's
+ * The `Cache-Status` response header (RFC 9211) beside the older
  * `X-Cache`, on every response that went through `bufferIsCached`:
  *
  * | what happened                                  | Cache-Status                                   | X-Cache |
@@ -54,7 +54,7 @@ export function statusStored(ctx: Context, forward: Forward): void {
   put(ctx, `${cacheName}; fwd=${forward}; stored`);
 }
 
-/** The action's response was not stored, for `detail` (SPEC 7b: `fwd=uri-miss; detail=…`). */
+/** The action's response was not stored, for `detail` (`fwd=uri-miss; detail=…`). */
 export function statusNotStored(ctx: Context, detail: string): void {
   put(ctx, `${cacheName}; fwd=uri-miss; detail=${detail}`);
 }

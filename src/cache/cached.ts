@@ -1,6 +1,6 @@
 /**
- * `ctx.bufferIsCached()` (SPEC 7, the seed's `buffer_is_cached` pseudocode
- * and picture B), with Koa's async model: a request that waits for another
+ * `ctx.bufferIsCached()` (docs/architecture.md, "The server-side cache"),
+ * with Koa's async model: a request that waits for another
  * one's build simply awaits here, and is answered (replayed or 503) before
  * the promise resolves to true.
  *
@@ -132,7 +132,7 @@ function bypassed(ctx: Context, detail: string): false {
   return false;
 }
 
-/** A fresh entry, found fresh at `at`: replayed (picture B arrow 2). */
+/** A fresh entry, found fresh at `at`: replayed. */
 function hit(ctx: Context, visit: Visit, entry: CacheEntry, at: number): true {
   const { state, runtime, options, slot } = visit;
   replayEntry(ctx, state, entry);
@@ -176,7 +176,7 @@ async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolea
   const { runtime, slot, options } = visit;
   const joined = runtime.table.get(slot.key);
   if (joined !== undefined) {
-    // Picture B arrow 4: another request of this process builds (or watches) the key.
+    // Another request of this process builds (or watches) the key.
     runtime.log.debug('log_waiting', { key: slot.key });
     return answer(ctx, visit, await joined.done);
   }
@@ -184,14 +184,14 @@ async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolea
   if (runtime.lock !== undefined) {
     const taken = await flight.takeLock();
     if (taken === 'busy' && flight.outcome === undefined) {
-      // Picture B arrow 3: another process builds; this request watches the shared store for the process.
+      // Another process builds; this request watches the shared store for the process.
       runtime.log.debug('log_waiting_worker', { key: slot.key });
       const turn = await flight.watch(options.cacheWaitFailure);
       if (turn !== 'build') return answer(ctx, visit, turn);
       build(visit, flight, forward);
       return false;
     }
-    // A failing backend never stops a build: this process builds with its own flight (SPEC 6).
+    // A failing backend never stops a build: this process builds with its own flight (docs/decisions.md, "Locks").
     if (typeof taken === 'object') runtime.log.error('log_lock_failed', { key: slot.key, error: taken.error });
   }
   if (flight.outcome === undefined) {
@@ -257,12 +257,12 @@ function requestHeader(ctx: Context, name: string): string | undefined {
   return Array.isArray(value) ? value.join('\n') : value;
 }
 
-/** Answers a request that waited (picture B arrows 6–9). */
+/** Answers a request that waited (docs/architecture.md, "The waiter's path"). */
 function answer(ctx: Context, visit: Visit, outcome: Outcome): boolean {
   if ('failure' in outcome) return waitFailed(ctx, visit, outcome.failure);
   const { vary } = outcome;
   if (vary !== undefined) {
-    // SPEC 7b: never hand over a page that varies on a header this request differs in.
+    // Never hand over a page that varies on a header this request differs in.
     for (const [name, value] of Object.entries(vary))
       if (requestHeader(ctx, name) !== value) return waitFailed(ctx, visit, 'VARY');
   }

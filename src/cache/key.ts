@@ -1,5 +1,5 @@
 /**
- * The cache key of a request (SPEC 7): `buffer:` + the MD5 of an unambiguous
+ * The cache key of a request: `buffer:` + the MD5 of an unambiguous
  * encoding of the app identity, host, path, query string and the `varyBy`
  * request headers, or the `cacheKey` option used as given.
  *

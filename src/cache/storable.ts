@@ -1,6 +1,6 @@
 /**
  * Which finished responses may be stored, and so handed to the requests that
- * waited for them (SPEC 7 and 7b): a 200 that sets no cookie, is neither
+ * waited for them: a 200 that sets no cookie, is neither
  * `no-store` nor `private`, varies on nothing outside `varyBy`
  * (Accept-Encoding aside: every hit is compressed for its own client), and
  * is no larger than `cacheMaxSize`.

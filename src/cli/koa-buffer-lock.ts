@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * koa-buffer-lock: run a command while holding a koa-buffer lock, so that
- * only one copy of a cron job or deploy step runs at a time (SPEC 6).
+ * only one copy of a cron job or deploy step runs at a time (docs/architecture.md, "The locks").
  *
  * Exit statuses follow sysexits(3) where the command's own cannot be used:
  * 64 bad usage, 69 the lock backend failed, 75 the lock stayed busy; and the

@@ -1,5 +1,5 @@
 /**
- * FileLock: the flock(2) lock backend of the seed `lock-file.txt` (SPEC 6),
+ * FileLock: the flock(2) lock backend (docs/decisions.md, "Locks"),
  * for the worker processes of one host. One empty file per key,
  * `dir/md5(utf8(key)).lock`; the lock lives as long as the descriptor held
  * in the guard, so a process that dies frees its locks at once.
@@ -18,7 +18,7 @@ import type { AcquireResult, LockBackend, ReleaseResult } from './protocol.ts';
 export interface FileLockOptions {
   /** The directory of the lock files, shared by every process that must exclude the others. Created (mode 0700) when missing. */
   dir: string;
-  /** Message overrides (SPEC 8), or a {@link Messages}. */
+  /** Message overrides, or a {@link Messages}. */
   messages?: MessagesOption;
 }
 
@@ -36,7 +36,7 @@ export class FileLockGuard {
 
 /**
  * Closes the descriptor of a guard dropped without release, as Perl closes
- * the handle of a guard that goes out of scope (the seed's arrow 3). `release`
+ * the handle of a guard that goes out of scope. `release`
  * unregisters the guard, so a descriptor number the kernel has since given to
  * another file is never closed by mistake.
  */
@@ -54,7 +54,7 @@ let finalizer: FinalizationRegistry<number> | undefined;
  * if (guard === null) process.exit(0); // another copy is running
  * try { buildReport(); } finally { locks.release(guard); }
  *
- * @example Spreading the lock files over sub-directories (the seed's subclass):
+ * @example Spreading the lock files over sub-directories:
  * class ShardedLock extends FileLock {
  *   protected override pathFor(key: string): string {
  *     const digest = md5(key);
@@ -190,7 +190,7 @@ export class FileLock implements LockBackend<FileLockGuard> {
     return [true, undefined];
   }
 
-  /** The C library's text for a Node fs error, as the seed shows Perl's `$!`. */
+  /** The C library's text for a Node fs error, as Perl's `$!` shows it. */
   #osText(error: unknown): string {
     const errno = (error as { errno?: unknown }).errno;
     return typeof errno === 'number' && errno < 0 ? this.#flock.strerror(-errno) : errorText(error);

@@ -1,5 +1,5 @@
 /**
- * The lock backends of SPEC 6 and the waiting Lock, in one place for
+ * The lock backends and the waiting Lock, in one place for
  * `src/index.ts` and for code that wants only the locks.
  */
 export { FileLock, FileLockGuard } from './file-lock.ts';

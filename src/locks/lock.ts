@@ -1,5 +1,5 @@
 /**
- * The waiting lock of SPEC 6, with the semantics of OpenResty's
+ * The waiting lock, with the semantics of OpenResty's
  * lua-resty-lock over any lock backend: try, and while the key is busy sleep
  * a step that grows by `ratio` up to `maxStep`, until `timeout`. Sleeping is a
  * timer, so the event loop keeps running while a lock waits.
@@ -22,7 +22,7 @@ export interface LockOptions {
   maxStep?: number;
   /** Time to live of a taken lock, for backends that have one (Redis, Memory). Must be above 0. @defaultValue 30 */
   exptime?: number;
-  /** Message overrides for the texts it returns (SPEC 8), or a {@link Messages}. */
+  /** Message overrides for the texts it returns, or a {@link Messages}. */
   messages?: MessagesOption;
 }
 

@@ -1,5 +1,5 @@
 /**
- * MemoryLock: the lock backend for one process (SPEC 6), like a
+ * MemoryLock: the lock backend for one process, like a
  * lua_shared_dict in lua-resty-lock. Its locks live in the instance, so
  * every user must share one instance; it honours a time to live so a holder
  * that forgets to release cannot block a key for ever.
@@ -29,7 +29,7 @@ export class MemoryLockGuard {
 
 /** Options of {@link MemoryLock}. */
 export interface MemoryLockOptions {
-  /** Message overrides (SPEC 8), or a {@link Messages}. */
+  /** Message overrides, or a {@link Messages}. */
   messages?: MessagesOption;
 }
 

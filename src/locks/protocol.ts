@@ -1,5 +1,5 @@
 /**
- * The cache-lock protocol of SPEC 6 (the seed's `cache_lock`): what every
+ * The cache-lock protocol (docs/architecture.md, "The locks"): what every
  * lock backend — FileLock, RedisLock, MemoryLock or one of your own — offers
  * to the middleware and to the waiting {@link Lock}.
  *
@@ -38,7 +38,7 @@ export type MaybePromise<T> = T | Promise<T>;
 /**
  * A lock backend. `G` is the backend's opaque guard.
  *
- * Contract (SPEC 6): `acquire` never waits for a busy lock and never throws
+ * Contract: `acquire` never waits for a busy lock and never throws
  * (a throw is treated as a failure by the callers anyway); `release` of a
  * `null`/`undefined` guard, or of a guard already released, answers
  * `[true, undefined]` and does nothing. A lock is not re-entrant: a second

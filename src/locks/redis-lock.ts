@@ -1,5 +1,5 @@
 /**
- * RedisLock: the lock backend for workers on several hosts (SPEC 6).
+ * RedisLock: the lock backend for workers on several hosts.
  *
  * acquire is `SET key token NX PX ttl` with a random token; release and
  * expire are Lua scripts that act only while the key still holds that token,
@@ -44,7 +44,7 @@ export interface RedisLockOptions {
   ttl?: number;
   /** Longest a call may take, in milliseconds, connecting included. @defaultValue 1000 */
   timeoutMs?: number;
-  /** Message overrides (SPEC 8), or a {@link Messages}. */
+  /** Message overrides, or a {@link Messages}. */
   messages?: MessagesOption;
 }
 

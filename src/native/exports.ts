@@ -25,7 +25,7 @@ export const md5: (data: BinaryLike) => string = core.md5;
 export const Md5: new () => Md5Hasher = core.Md5;
 
 /**
- * Squashes the white space of an HTML document (SPEC 5): bytes in, bytes out,
+ * Squashes the white space of an HTML document: bytes in, bytes out,
  * never longer, idempotent; `pre`, `textarea`, `script`, `style` and quoted
  * attribute values are copied byte for byte.
  *

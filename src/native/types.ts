@@ -1,12 +1,12 @@
 /**
  * The shape shared by the native addon and its TypeScript twins, so that
- * `impl.squashHtml(buf)` works on either (STYLE C2, bufferutil's fallback.js).
+ * `impl.squashHtml(buf)` works on either (as bufferutil's fallback.js does).
  */
 
 /** Bytes to hash or squash: a Buffer, any TypedArray or DataView, or a string (taken as UTF-8). */
 export type BinaryLike = Buffer | NodeJS.ArrayBufferView | string;
 
-/** Options of {@link SquashHtml}; see SPEC section 5. */
+/** Options of {@link SquashHtml}; the rules are in docs/architecture.md, "The squasher". */
 export interface SquashOptions {
   /** 0 copies the input, 1 and 2 squash white space (2's CSS/JS minification lives in the middleware). @defaultValue 1 */
   level?: number;
@@ -37,7 +37,7 @@ export interface CoreImplementation {
   md5(data: BinaryLike): string;
   /** Constructor of a streaming MD5. */
   Md5: new () => Md5Hasher;
-  /** SPEC 5 squasher: bytes in, bytes out, never longer. */
+  /** The HTML squasher: bytes in, bytes out, never longer. */
   squashHtml: SquashHtml;
 }
 

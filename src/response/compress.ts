@@ -31,7 +31,7 @@ export function codingAvailable(coding: Coding): boolean {
   return coding !== 'zstd' || zstdLib !== undefined;
 }
 
-/** The default level per coding (SPEC 3). */
+/** The default level per coding. */
 export const defaultLevels: Readonly<Record<Coding, number>> = { br: 4, zstd: 3, gzip: 6 };
 
 /** The levels each coding accepts. */

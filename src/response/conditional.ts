@@ -1,5 +1,5 @@
 /**
- * Conditional GET (SPEC 4 and the seed's generate_304): If-None-Match is
+ * Conditional GET (docs/decisions.md, "ETag semantics"): If-None-Match is
  * compared with the response's ETag by weak comparison (RFC 9110 8.8.3.2)
  * and, when present, alone decides; If-Modified-Since counts only when there
  * is no ETag or trustLastModified is on. Malformed headers are ignored.
@@ -95,7 +95,7 @@ export function notModifiedReason(v: ValidatorState): string | undefined {
   if (v.ifNoneMatch !== undefined) {
     return ifNoneMatchMatches(v.ifNoneMatch, v.etag) ? 'If-None-Match matches' : undefined;
   }
-  // The seed's rule 2: an ETag outranks a date that describes code, not data.
+  // An ETag outranks a date that describes code, not data.
   const hasEtag = v.etag !== undefined && v.etag !== '';
   if (hasEtag && !v.trustLastModified) return undefined;
   const since = httpDateSeconds(v.ifModifiedSince);

@@ -1,5 +1,5 @@
 /**
- * The entity tag koa-buffer gives a 200 response (SPEC 3, generateEtag): the
+ * The entity tag koa-buffer gives a 200 response (the generateEtag option): the
  * MD5 hex of the uncompressed (optimised) body, suffixed by the content
  * coding, so each representation of one page has its own strong tag.
  */

@@ -1,14 +1,14 @@
 /**
- * Last-Modified (SPEC 3, lastModified): the value forms, and the newest
+ * Last-Modified (the lastModified option): the value forms, and the newest
  * modification time of the application script (`process.argv[1]`) and the
  * `templatePaths`, scanned recursively, optionally remembered in a
  * `templateMtimeCache` (a Keyv works) for `templateMtimeCacheDuration`.
  *
  * The scan uses synchronous stat calls: for the usual handful of files one
  * stat costs a few microseconds, far less than a threadpool round trip; a
- * large template tree is what templateMtimeCache is for (seed, "Last-Modified
- * performance"). The middleware and the server-side cache read the scan
- * through {@link recentNewestMtimeMs}, which trusts an answer for
+ * large template tree is what templateMtimeCache is for. The middleware and
+ * the server-side cache read the scan through {@link recentNewestMtimeMs},
+ * which trusts an answer for
  * {@link mtimeTrustMs}: per response, the stat was a tenth of a cache hit
  * and of a memoised page.
  */

@@ -8,7 +8,7 @@
 export type MediaTypeList = ReadonlyArray<string | RegExp>;
 
 /**
- * The compressible types by default (SPEC 3): text/*, JSON, JavaScript, XML,
+ * The compressible types by default: text/*, JSON, JavaScript, XML,
  * XHTML, SVG and their close relatives, including every `+json` and `+xml`
  * structured-syntax suffix (RFC 6839), which covers ld+json, manifest+json,
  * problem+json, rss+xml, atom+xml and the like.
@@ -28,7 +28,7 @@ export const defaultCompressibleTypes: readonly (string | RegExp)[] = [
 /** The excluded types by default: server-sent events are a stream by nature. */
 export const defaultExcludedTypes: readonly (string | RegExp)[] = ['text/event-stream'];
 
-/** Types the HTML optimiser may rework (SPEC 4, OPTIMISE). */
+/** Types the HTML optimiser may rework (the OPTIMISE step). */
 const htmlTypes = new Set(['text/html', 'application/xhtml+xml']);
 
 /**

@@ -1,5 +1,5 @@
 /**
- * HTML optimisation (SPEC 5): level 1 squashes white space and shortens
+ * HTML optimisation: level 1 squashes white space and shortens
  * links through `squashHtml` (native core or its twin); level 2 also minifies
  * inline `<style>` and `<script>` blocks with an optional minifier.
  *

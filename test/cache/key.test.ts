@@ -1,5 +1,5 @@
 /**
- * The cache key (SPEC 7): what it is made of, that no crafted request can
+ * The cache key: what it is made of, that no crafted request can
  * make two different inputs share it, and that the things it separates
  * (hosts, cookies, query strings) never share an entry over real HTTP.
  */

@@ -1,7 +1,7 @@
 /**
- * The cache options as buffer() checks them (SPEC 3): cacheStoreTimeout in
+ * The cache options as buffer() checks them: cacheStoreTimeout in
  * the ASCII-sorted pass, and the lock built once from cacheLock or
- * cacheLockDir, with the errors of the seed's register table.
+ * cacheLockDir, with the option-validation errors of the catalog.
  */
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,5 +1,5 @@
 /**
- * The rules of SPEC 7 and 7b over real HTTP: every bypass, every reason a
+ * The cache's rules over real HTTP: every bypass, every reason a
  * response is not stored, what a hit replays and how it goes through the
  * rest of the pipeline, staleness and expiry, and stores that fail or hang.
  */
@@ -337,7 +337,7 @@ test('the stored body is the optimised, uncompressed entity; each hit is compres
   t.is(runs(), 1);
 });
 
-test('an entry older than the app script or a template is removed and rebuilt (picture A arrow 9), noticed within mtimeTrustMs', async (t) => {
+test('an entry older than the app script or a template is removed and rebuilt, noticed within mtimeTrustMs', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kb-templates-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const views = join(dir, 'views');

@@ -1,5 +1,6 @@
 /**
- * Single flight in one process (SPEC 7, the seed's pictures A and B): real
+ * Single flight in one process (docs/architecture.md, "Three single-flight
+ * scopes"): real
  * HTTP, a real Koa app, the action's run count as the truth. The
  * cross-process paths (another process holds the lock) are driven through a
  * real MemoryLock that the test holds itself, and a Map store the test
@@ -143,7 +144,7 @@ test('50 concurrent requests for a cold 300 ms page run the action once and all 
   t.is(runs(), 1, 'the action ran once');
   t.deepEqual(tally(responses), { '200 koa-buffer; fwd=miss; stored': 1, '200 koa-buffer; fwd=miss; collapsed': 49 });
   for (const r of responses) t.is(r.headers['content-encoding'], 'gzip', 'every answer is compressed for its client');
-  t.is(responses.filter((r) => r.headers['x-cache'] === 'HIT').length, 49, 'waiters say HIT (picture B arrow 6)');
+  t.is(responses.filter((r) => r.headers['x-cache'] === 'HIT').length, 49, 'waiters say HIT');
   t.is(responses.filter((r) => r.headers['x-cache'] === 'MISS').length, 1);
   const etags = new Set(responses.map((r) => r.headers.etag));
   t.is(etags.size, 1, 'one entity, one ETag');
@@ -237,11 +238,7 @@ test('a builder slower than cacheLockTimeout: its waiters get 503 at the timeout
   slow.open();
   const built = await builder;
   t.is(built.status, 200);
-  t.is(
-    built.headers['cache-status'],
-    'koa-buffer; fwd=miss; stored',
-    'the late builder stored its page (picture A arrow 5)',
-  );
+  t.is(built.headers['cache-status'], 'koa-buffer; fwd=miss; stored', 'the late builder stored its page');
   const after = await server.request('/report');
   t.is(after.headers['x-cache'], 'HIT');
   t.is(runs(), 1);

@@ -1,5 +1,5 @@
 /**
- * Single flight across the worker processes of one host (SPEC 7): real
+ * Single flight across the worker processes of one host: real
  * server processes sharing a SQLite cache file and a FileLock directory. The
  * action appends to a shared file every time it runs, so the run count is
  * counted outside every process.

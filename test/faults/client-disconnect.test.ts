@@ -8,6 +8,7 @@ import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import zlib from 'node:zlib';
 import test from 'ava';
+import { logOnFailure } from '../helpers/log-on-failure.ts';
 import { fixture, spawnChild } from '../helpers/children.ts';
 import { rawRequest } from '../helpers/serve.ts';
 
@@ -79,7 +80,10 @@ test('twenty clients reading a few KiB of an 8 MiB page, stalling, then destroyi
     for (const socket of sockets) socket.destroy();
     after.push(await settled());
   }
-  t.log(`baseline: ${JSON.stringify(baseline)}; after each wave: ${after.map((s) => JSON.stringify(s)).join(' ')}`);
+  logOnFailure(
+    t,
+    `baseline: ${JSON.stringify(baseline)}; after each wave: ${after.map((s) => JSON.stringify(s)).join(' ')}`,
+  );
   const last = after.at(-1)!;
   t.true(child.running, 'the server lives');
   t.is(last.connections, 1, 'every aborted connection is closed on the server side');

@@ -12,6 +12,7 @@ import http from 'node:http';
 import zlib from 'node:zlib';
 import test from 'ava';
 import { squashHtml } from '../../src/native/exports.ts';
+import { logOnFailure } from '../helpers/log-on-failure.ts';
 import { fixture, spawnChild } from '../helpers/children.ts';
 import { hugeBody } from '../fixtures/fault-pages.ts';
 import { rawRequest } from '../helpers/serve.ts';
@@ -80,7 +81,8 @@ test(`a ${mib} MiB page passes whole, identity and br, squashed as any page, whi
     const smallMs = performance.now() - started;
     const got = await pending;
     const ms = performance.now() - started;
-    t.log(
+    logOnFailure(
+      t,
       `${coding}: ${(got.length / 2 ** 20).toFixed(1)} MiB decoded in ${Math.round(ms)} ms; a small page meanwhile after ${Math.round(smallMs)} ms`,
     );
     t.is(got.status, 200);
@@ -90,7 +92,8 @@ test(`a ${mib} MiB page passes whole, identity and br, squashed as any page, whi
     t.is(small.status, 200, 'the small page was answered');
   }
   clearInterval(sampler);
-  t.log(
+  logOnFailure(
+    t,
     `RSS: ${Math.round(idle / 2 ** 20)} MiB idle, peak ${Math.round(peak / 2 ** 20)} MiB, after ${Math.round(rss(pid) / 2 ** 20)} MiB`,
   );
   // The body, its squashed entity and one compressed copy, plus what the allocator keeps: far from a runaway.

@@ -10,6 +10,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExecutionContext } from 'ava';
+import { logOnFailure } from '../helpers/log-on-failure.ts';
 import { fixture, spawnChild, type LineChild } from '../helpers/children.ts';
 import { redisRestartTest, useRedis } from '../helpers/redis.ts';
 import { rawRequest, type RawResponse } from '../helpers/serve.ts';
@@ -113,7 +114,8 @@ redisRestartTest(
           second.headers['x-cache'] === 'HIT' &&
           errorLines(servers).length === errorsBefore
         ) {
-          t.log(
+          logOnFailure(
+            t,
             `server ${i} used Redis again ${Math.round(performance.now() - restarted)} ms after the restart (probe ${probe})`,
           );
           break;

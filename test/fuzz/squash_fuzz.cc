@@ -1,5 +1,5 @@
 // libFuzzer target for the HTML squasher (native/core/squash.cc), checking
-// SPEC section 5's guarantees on every input:
+// the squasher's guarantees on every input:
 //   - the output is never longer than the input (level 0: equal to it);
 //   - squashing the output again gives it back (idempotence);
 //   - bytes >= 0x80 (so U+00A0 too) come out in order, all of them when the
@@ -230,7 +230,7 @@ bool contains(const bytes& hay, const char* needle) {
 bool is_ws(u8 c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
 
 // Text without markup: every run of ASCII white space becomes "\n" if it
-// held a line feed or a CR, else " " (SPEC 5; the model of test/squash/properties).
+// held a line feed or a CR, else " " (the model of test/squash/properties).
 bytes text_model(const bytes& in) {
   bytes out;
   for (std::size_t i = 0; i < in.size();) {

@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import zlib from 'node:zlib';
 import test, { type ExecutionContext } from 'ava';
 import { squashHtml } from '../../src/native/exports.ts';
+import { logOnFailure } from '../helpers/log-on-failure.ts';
 import { fixture, spawnChild, type LineChild } from '../helpers/children.ts';
 import { rawRequest } from '../helpers/serve.ts';
 import { bigPage, items, paths, smallPage } from '../fixtures/load-pages.ts';
@@ -313,7 +314,7 @@ test('a 2-worker cluster with a SQLite cache and cacheLockDir under 100 connecti
     }),
     `lock files: ${lockFiles.length} for ${misses + Object.keys(paths).length} keys`,
   ];
-  t.log(summary.join('\n'));
+  logOnFailure(t, summary.join('\n'));
 
   t.deepEqual(verifier.problems, [], 'every answer is the one asked for, byte for byte');
   t.is(verifier.mismatches, 0);

@@ -1,6 +1,9 @@
 /**
- * FileLock against the seed (lock-file.txt): every arrow of its STATE
- * DIAGRAM, numbered as there, with real files and real child processes.
+ * FileLock, every transition of a lock file, with real files and real child
+ * processes. The numbers in the titles name the transitions: (1) acquire of a
+ * free key, (2) release, (3) a guard dropped without release, (4) the holder
+ * dies, (5) acquire fails, (6) acquire of a held key is busy, (7) release of
+ * nothing, (8) a child process started while a lock is held.
  */
 import test, { type ExecutionContext } from 'ava';
 import { spawnSync } from 'node:child_process';
@@ -166,7 +169,7 @@ test('(1) acquire of a free key returns a guard and keeps dir/md5(utf8(key)).loc
   t.truthy(guard);
   t.is(error, undefined);
   const path = join(dir, `${utf8Md5('nightly-report')}.lock`);
-  t.true(existsSync(path), 'the lock file is where the seed puts it');
+  t.true(existsSync(path), 'the lock file is at dir/md5(utf8(key)).lock');
   t.is(statSync(path).mode & 0o777, 0o600);
   t.is(statSync(path).size, 0, 'and empty');
   t.is(descriptorsOf('self', path).length, 1, 'one open descriptor holds it');
@@ -369,7 +372,7 @@ test('the empty string, emoji and a 100 KB key each get their own lock file, nam
   for (const guard of guards) t.deepEqual(lock.release(guard), [true, undefined]);
 });
 
-test('the seed’s subclass spreads lock files over sub-directories through pathFor', (t) => {
+test('a subclass spreads lock files over sub-directories through pathFor', (t) => {
   class ShardedLock extends FileLock {
     protected override pathFor(key: string): string {
       const digest = md5(key);

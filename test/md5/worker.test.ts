@@ -1,5 +1,5 @@
 /**
- * The addon keeps its state per environment (STYLE C3.4), so it loads and
+ * The addon keeps its state per environment, so it loads and
  * works in worker threads, several at once, and still works on the main
  * thread after they are gone.
  */

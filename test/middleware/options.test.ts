@@ -1,6 +1,6 @@
 /**
- * Option validation at buffer() time: every row of the seed's register
- * MESSAGES table (with SPEC 3's option names), the ASCII-sorted,
+ * Option validation at buffer() time: every option-validation
+ * message of the catalog, the ASCII-sorted,
  * first-problem-only order, unknown names at their place, cross-option checks
  * last, and which options accept `undefined`.
  */

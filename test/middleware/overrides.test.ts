@@ -1,7 +1,8 @@
 /**
- * Precedence (SPEC 2): ctx.state.buffer, then the innermost bufferSection,
+ * Precedence: ctx.state.buffer, then the innermost bufferSection,
  * then the buffer() options, laid over each other one key deep; and the
- * seed's COMMON PITFALLS that apply to Koa, each as a test.
+ * pitfalls of these layers (the Perl original's COMMON PITFALLS that apply
+ * to Koa), each as a test.
  */
 import test from 'ava';
 import Koa from 'koa';

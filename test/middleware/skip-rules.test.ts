@@ -1,5 +1,5 @@
 /**
- * The CHECK step (SPEC 4, the seed's picture C arrow 1): every response
+ * The CHECK step (docs/architecture.md, "The pipeline"): every response
  * koa-buffer must leave alone, over real HTTP, each with its debug line.
  */
 import zlib from 'node:zlib';

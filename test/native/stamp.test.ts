@@ -1,5 +1,5 @@
 /**
- * A prebuild is proven, never trusted (STYLE rule 14): the committed
+ * A prebuild is proven, never trusted (docs/decisions.md): the committed
  * linux-x64 prebuild and whatever addon the loader picked must both have been
  * built from the native sources in this tree.
  */

@@ -1,5 +1,5 @@
 /**
- * The documented exceptions to SPEC 5's rendering guarantee
+ * The documented exceptions to the squasher's rendering guarantee
  * (test/render/EXCEPTIONS.md): pages whose CSS makes white space significant
  * where the squasher assumes it is not. Each page in
  * test/fixtures/render/exceptions must render differently once squashed
@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { core } from '../../src/native/core.ts';
 import { firstDifference, Renderer, type Rendering } from '../helpers/chromium.ts';
+import { logOnFailure } from '../helpers/log-on-failure.ts';
 import { renderTest } from '../helpers/render-test.ts';
 
 const dir = fileURLToPath(new URL('../fixtures/render/exceptions/', import.meta.url));
@@ -56,11 +57,11 @@ for (const name of names) {
     rendered ??= renderAll();
     const [before, after] = (await rendered).get(name)!;
     const difference = firstDifference(before, after);
+    logOnFailure(t, () => `first difference: ${difference}`);
     t.not(
       difference,
       undefined,
       `${name} should render differently squashed; if it no longer does, take it off the list`,
     );
-    t.log(difference);
   });
 }

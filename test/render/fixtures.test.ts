@@ -1,5 +1,5 @@
 /**
- * SPEC 5's last guarantee on the squasher corpus: every page of
+ * The squasher's rendering guarantee on its corpus: every page of
  * test/fixtures/squash renders in headless Chromium with the same
  * `document.body.innerText`, title, rendering mode, element boxes (to the
  * pixel) and link targets before and after squashing (level 1, with the

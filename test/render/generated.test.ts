@@ -1,5 +1,5 @@
 /**
- * SPEC 5's rendering guarantee on 200 generated documents
+ * The squasher's rendering guarantee on 200 generated documents
  * (test/fixtures/render/page-generator.ts, fixed seeds): each renders in
  * headless Chromium with the same innerText, title, rendering mode, element
  * boxes and link targets before and after squashing at level 1; every other

@@ -1,7 +1,7 @@
 /**
  * Options and per-response values of the wrong type (issue 7). At startup a
  * bad option is an error that names it (BufferOptionError), never another
- * kind of throw; at run time `ctx.state.buffer` is not validated (SPEC 2),
+ * kind of throw; at run time `ctx.state.buffer` is not validated,
  * so whatever it holds must end in an answer (a 2xx, a 3xx, or a 5xx with a
  * body) and leave the process, its locks and its cache working. Random
  * values come from fast-check with fixed seeds.
@@ -15,6 +15,7 @@ import { BufferOptionError } from '../../src/errors.ts';
 import { FileLock, Lock, MemoryLock } from '../../src/locks/index.ts';
 import { buffer } from '../../src/middleware.ts';
 import { bufferSection } from '../../src/section.ts';
+import { logOnFailure } from '../helpers/log-on-failure.ts';
 import { htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 
 function tempDir(t: ExecutionContext): string {
@@ -158,7 +159,7 @@ test('buffer() with random options returns a middleware or throws a BufferOption
     ),
     { seed: 1234, numRuns: 3000 },
   );
-  t.log(
+  logOnFailure(t, () =>
     [...seen]
       .sort((a, b) => b[1] - a[1])
       .map(([what, n]) => `${n} ${what}`)
@@ -289,7 +290,7 @@ test('random ctx.state.buffer values never crash a request: every answer is a 2x
     ),
     { seed: 4321, numRuns: 600 },
   );
-  t.log(`statuses: ${JSON.stringify(Object.fromEntries(statuses))}`);
+  logOnFailure(t, `statuses: ${JSON.stringify(Object.fromEntries(statuses))}`);
   t.deepEqual(failures.slice(0, 5), [], 'every answer is a 2xx, a 3xx or a 5xx with a body');
   t.is(unhandled, 0, 'no unhandled rejection');
   // Afterwards ordinary requests are served (no flight was left open on the keys used), cached, and locks are free.

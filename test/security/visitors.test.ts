@@ -13,6 +13,7 @@ import fc from 'fast-check';
 import test from 'ava';
 import type { Context } from 'koa';
 import { buffer } from '../../src/middleware.ts';
+import { logOnFailure } from '../helpers/log-on-failure.ts';
 import { serve, type RawResponse } from '../helpers/serve.ts';
 
 const visitors = Array.from({ length: 6 }, (_, i) => `s3cr3t${i}x${(0x9e3779b1 * (i + 1)).toString(36)}`);
@@ -123,7 +124,8 @@ for (const cacheWaitFailure of ['retry-later', 'run'] as const) {
         problems.push(`${page}: ${secret} was handed the cookie ${cookie}`);
     }
 
-    t.log(
+    logOnFailure(
+      t,
       `${counts.answered} pages (${counts.hits} hits, ${counts.collapsed} from another request's build), ${counts.retryLater} retry-later answers, ${runs} builds`,
     );
     t.deepEqual(problems.slice(0, 10), [], 'every visitor saw only its own secret');

@@ -1,7 +1,7 @@
 /**
  * The squasher over the real-world-shaped corpus in test/fixtures/squash:
  * every page against its reviewed golden, on the native addon and the twin,
- * plus the SPEC 5 guarantees page by page.
+ * plus the squasher's guarantees page by page.
  */
 import test from 'ava';
 import { readdirSync, readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * SPEC 5's guarantees as properties over generated input (fast-check, fixed
+ * The squasher's guarantees as properties over generated input (fast-check, fixed
  * seeds): never longer, idempotent, protected regions byte-identical,
  * non-ASCII untouched, text collapsing equal to a one-line model, and the
  * native addon equal to the twin byte for byte, garbage included.

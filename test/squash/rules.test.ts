@@ -1,5 +1,5 @@
 /**
- * The squasher's rules (SPEC section 5), one small input → expected case
+ * The squasher's rules (docs/architecture.md, "The squasher"), one small input → expected case
  * each, written by hand, run on the native addon and on the twin. The case's
  * `rule` says what it pins down; the corpus tests cover whole pages.
  */

@@ -56,7 +56,7 @@ function article(host: string): string {
     </p>
   </header>
 
-  <!-- The steps below are the order of SPEC section 4. -->
+  <!-- The steps below are in the order the middleware runs them. -->
   <section>
     <h2>The steps</h2>
     <table>

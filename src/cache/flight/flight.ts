@@ -1,5 +1,5 @@
 /**
- * Single flight (SPEC 7, the seed's pictures A and B): one `Flight` per key
+ * Single flight (docs/architecture.md, "Three single-flight scopes"): one `Flight` per key
  * in this process, in a table that every request of the process consults.
  *
  * The first request of a key in the process opens the flight and either
@@ -157,8 +157,8 @@ export class Flight {
   }
 
   /**
-   * Watches the shared store while another process builds (the seed's
-   * WAITING_REMOTE, picture B arrows 8–10), with pauses of 1 ms doubling up
+   * Watches the shared store while another process builds (the
+   * watcher of docs/architecture.md, "The waiter's path"), with pauses of 1 ms doubling up
    * to 8 ms. Each look that finds no entry tries the lock: still busy, look
    * again; free, look once more with the lock held, then end the flight with
    * the entry, or without one (503), or with `cacheWaitFailure: 'run'` hand
@@ -196,7 +196,7 @@ export class Flight {
       if (this.outcome !== undefined) return;
       if (typeof taken === 'object') {
         log.error('log_wait_lock_failed', { key: this.slot.key, error: taken.error });
-        // The seed answers 503 (picture B arrow 9); 'run' builds here with a per-process flight instead.
+        // 503 by default (docs/decisions.md, "Waiters"); 'run' builds here with a per-process flight instead.
         if (waitFailure === 'run') return this.#handOver();
         this.settle({ failure: 'LOCK-ERROR' });
         return;
@@ -227,7 +227,7 @@ export class Flight {
     turn?.('build');
   }
 
-  /** cacheLockTimeout passed (picture A arrow 4): waiters get 503, the lock is released. */
+  /** cacheLockTimeout passed: waiters get 503, the lock is released. */
   #expire(): void {
     this.settle({ failure: 'TIMEOUT' });
   }

@@ -1,5 +1,5 @@
 /**
- * The cache-lock protocol (SPEC 6) as the middleware uses it: answers sync
+ * The cache-lock protocol (locks/protocol.ts) as the middleware uses it: answers sync
  * or async, a throw or a malformed answer counts as a failure of the
  * backend, and every call is bounded in time so a hanging backend cannot
  * hold a request past its flight.
@@ -56,7 +56,7 @@ export async function unlock(
 ): Promise<void> {
   try {
     const answer = await bounded(() => lock.release(guard) as unknown, Math.max(1, ms), 'cache lock release');
-    // A backend that answers nothing has released the lock (seed, cache_lock release).
+    // A backend that answers nothing has released the lock, as the protocol's release allows.
     if (Array.isArray(answer) && answer[0] === false) log.error('log_unlock_failed', { key, error: String(answer[1]) });
   } catch (error) {
     log.error('log_unlock_failed', { key, error: errorText(error) });

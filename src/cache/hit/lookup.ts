@@ -2,7 +2,7 @@
  * Reading and writing one key of the store, every call bounded by
  * `cacheStoreTimeout` and every failure reported rather than thrown:
  * a lookup is a fresh entry, a miss (nothing, expired, or older than the
- * code: SPEC 7's staleness rule) or an error; a write is true or false.
+ * code: the staleness rule) or an error; a write is true or false.
  */
 import type { ResolvedOptions } from '../../options.ts';
 import { recentNewestMtimeMs } from '../../response/last-modified.ts';
@@ -53,7 +53,7 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 
 /**
  * Looks the slot's key up. An expired entry is a miss; one older than the
- * code is removed (seed: picture A arrow 9) and is a miss. A value that is
+ * code is removed and is a miss. A value that is
  * not an entry (foreign, corrupt) is a miss. Synchronous when the store and
  * the remembered mtime are: a hit from the memory or SQLite store costs no
  * Promise.

@@ -1,6 +1,6 @@
 /**
  * Answers a request from the cache: a stored entry replayed (status, headers,
- * entity), or the seed's 503 for a request whose wait failed. Both then go
+ * entity), or the 503 for a request whose wait failed. Both then go
  * through the rest of the pipeline like any response: the entity is
  * compressed for this client and gets its own ETag and 304.
  */
@@ -35,7 +35,7 @@ export function replayEntry(ctx: Context, state: RequestState, entry: CacheEntry
 }
 
 /**
- * The answer to a request whose wait failed (SPEC 7): 503 Service
+ * The answer to a request whose wait failed (docs/decisions.md, "Waiters"): 503 Service
  * Unavailable, `Retry-After: 1`, and the `retry_later` text as UTF-8 plain
  * text. Nothing else of a response the action may have begun is kept.
  *

@@ -1,7 +1,7 @@
 /**
  * The TypeScript twin of the native MD5 (native/binding/md5.cc), built on
  * node:crypto: same exports, same argument checks, same error codes and
- * messages, so the md5 suite runs unchanged on both (STYLE C9 rule 6).
+ * messages, so the md5 suite runs unchanged on both.
  */
 import * as crypto from 'node:crypto';
 import { describe, withCode } from './errors.ts';

@@ -888,7 +888,7 @@ const SCRATCH_KEEP = 8 * 1024 * 1024;
 let scratch = Buffer.allocUnsafeSlow(64 * 1024);
 
 /**
- * Squashes the white space of an HTML document (SPEC section 5), bytes in,
+ * Squashes the white space of an HTML document (docs/architecture.md, "The squasher"), bytes in,
  * bytes out; the TypeScript twin of the native `squashHtml`.
  *
  * @param input - The page: a Buffer, any TypedArray or DataView (its viewed bytes), or a string, taken as UTF-8.

@@ -5,6 +5,7 @@ import { createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeEntry, encodeEntry } from '../../../src/cache/entry.ts';
 import { RedisStore } from '../../../src/cache/stores/redis.ts';
+import { logOnFailure } from '../../helpers/log-on-failure.ts';
 import { freePort, redisRestartTest, redisTest, useRedis, type TestRedis } from '../../helpers/redis.ts';
 
 /** The store under test, closed in teardown. */
@@ -129,7 +130,7 @@ redisRestartTest(
     }
     await redis.start();
     const ms = await until('the store reconnecting', async () => (await store.set('k', Buffer.from('after')), true));
-    t.log(`working again ${ms.toFixed(0)} ms after the restart`);
+    logOnFailure(t, `working again ${ms.toFixed(0)} ms after the restart`);
     t.deepEqual(await store.get('k'), Buffer.from('after'), 'reads and writes work after the restart');
   },
 );
