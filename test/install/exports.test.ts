@@ -34,7 +34,8 @@ const publicValues = [
 
 let app: string;
 
-test.before(async () => {
+test.before(async (t) => {
+  t.timeout(240_000, 'building dist/ when it is older than src/');
   const root = await builtPackage();
   app = mkdtempSync(join(tmpdir(), 'kb-exports-'));
   mkdirSync(join(app, 'node_modules'));

@@ -60,7 +60,7 @@ if (skip) {
   });
 } else {
   test('install without a prebuild or a compiler: one warning, the twins serve, FileLock refuses', async (t) => {
-    t.timeout(120_000);
+    t.timeout(240_000, 'building dist/ when it is older than src/, packing and installing');
     const root = await builtPackage();
     const work = mkdtempSync(join(tmpdir(), 'kb-fallback-'));
     t.teardown(() => rmSync(work, { recursive: true, force: true }));
