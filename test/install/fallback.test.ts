@@ -10,7 +10,8 @@
  * make or compiler. It stays offline: the dependencies are packed from this
  * tree's node_modules and named by the application, and the optional
  * zstd-napi is left out (it has its own install step and is optional at run
- * time too).
+ * time too). The same install with the prebuild left in is the control: no
+ * warning, and the addon loads with FileLock working.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -59,11 +60,21 @@ if (skip) {
     t.pass();
   });
 } else {
-  test('install without a prebuild or a compiler: one warning, the twins serve, FileLock refuses', async (t) => {
-    t.timeout(240_000, 'building dist/ when it is older than src/, packing and installing');
+  /** What every install below shares: the packed tarballs, a hidden PATH, an npm cache of its own. */
+  interface Setup {
+    work: string;
+    /** Application dependencies: each package name and its tarball. */
+    tarballs: Map<string, string>;
+    /** koa-buffer's tarball with prebuilds/ taken out. */
+    stripped: string;
+    env: NodeJS.ProcessEnv;
+  }
+  let setup: Setup;
+
+  test.before(async (t) => {
+    t.timeout(240_000, 'building dist/ when it is older than src/, then packing');
     const root = await builtPackage();
     const work = mkdtempSync(join(tmpdir(), 'kb-fallback-'));
-    t.teardown(() => rmSync(work, { recursive: true, force: true }));
 
     // The package and its dependencies, packed as the registry would serve them.
     const deps = ['lru-cache', 'node-addon-api', 'node-gyp-build'];
@@ -81,17 +92,19 @@ if (skip) {
       ],
       { cwd: root, maxBuffer: 16 * 1024 * 1024 },
     );
-    const tarballs = (JSON.parse(packed) as Array<{ name: string; filename: string }>).map(({ name, filename }) => ({
-      name,
-      file: join(work, filename.replace(/^@/, '').replace('/', '-')),
-    }));
-    const own = tarballs.find(({ name }) => name === 'koa-buffer')!;
+    const tarballs = new Map(
+      (JSON.parse(packed) as Array<{ name: string; filename: string }>).map(({ name, filename }) => [
+        name,
+        join(work, filename.replace(/^@/, '').replace('/', '-')),
+      ]),
+    );
 
-    // Without prebuilds/: this platform has no prebuild.
+    // The same package without prebuilds/, as on a platform it has no prebuild for.
     const unpacked = join(work, 'unpacked');
     mkdirSync(unpacked);
-    await run('tar', ['-xzf', own.file, '-C', unpacked]);
-    t.true(existsSync(join(unpacked, 'package', 'prebuilds')), 'the packed package carries prebuilds/');
+    await run('tar', ['-xzf', tarballs.get('koa-buffer')!, '-C', unpacked]);
+    if (!existsSync(join(unpacked, 'package', 'prebuilds')))
+      throw new Error('the packed package carries no prebuilds/');
     rmSync(join(unpacked, 'package', 'prebuilds'), { recursive: true });
     const stripped = join(work, 'koa-buffer-without-prebuilds.tgz');
     await run('tar', ['-czf', stripped, '-C', unpacked, 'package']);
@@ -107,51 +120,80 @@ if (skip) {
       npm_config_cache: join(work, 'npm-cache'),
       npm_config_update_notifier: 'false',
     };
-    const { stdout: found } = await run(
-      '/bin/sh',
-      ['-c', 'for p in python3 python make gmake cc c++ g++ clang; do command -v $p; done; true'],
-      { env },
-    );
-    t.is(found.trim(), '', 'no build tool on the hidden PATH');
+    setup = { work, tarballs, stripped, env };
+  });
 
-    const appDir = join(work, 'app');
+  test.after.always(() => {
+    if (setup) rmSync(setup.work, { recursive: true, force: true });
+  });
+
+  /** Installs koa-buffer from `tarball` into a new application, offline, showing install scripts' output. */
+  async function install(name: string, tarball: string): Promise<{ appDir: string; failed: boolean; output: string }> {
+    const appDir = join(setup.work, name);
     mkdirSync(appDir);
     const dependencies = Object.fromEntries(
-      tarballs.map(({ name, file }) => [name, `file:${name === 'koa-buffer' ? stripped : file}`]),
+      [...setup.tarballs].map(([dep, file]) => [dep, `file:${dep === 'koa-buffer' ? tarball : file}`]),
     );
-    writeFileSync(
-      join(appDir, 'package.json'),
-      JSON.stringify({ name: 'app', private: true, type: 'module', dependencies }),
+    writeFileSync(join(appDir, 'package.json'), JSON.stringify({ name, private: true, type: 'module', dependencies }));
+    const args = [
+      'install',
+      '--offline',
+      '--no-audit',
+      '--no-fund',
+      '--omit=optional',
+      '--legacy-peer-deps',
+      '--foreground-scripts',
+    ];
+    return run(process.execPath, [npm!, ...args], { cwd: appDir, env: setup.env, maxBuffer: 16 * 1024 * 1024 }).then(
+      ({ stdout, stderr }) => ({ appDir, failed: false, output: `${stdout}${stderr}` }),
+      (error: { stdout?: string; stderr?: string }) => ({
+        appDir,
+        failed: true,
+        output: `${error.stdout ?? ''}${error.stderr ?? ''}`,
+      }),
     );
+  }
 
-    const installed = await run(
-      process.execPath,
-      [
-        npm!,
-        'install',
-        '--offline',
-        '--no-audit',
-        '--no-fund',
-        '--omit=optional',
-        '--legacy-peer-deps',
-        '--foreground-scripts',
-      ],
-      { cwd: appDir, env, maxBuffer: 16 * 1024 * 1024 },
-    ).catch((error: { code: number; stdout: string; stderr: string }) => error);
-    const installOutput = `${installed.stdout}${installed.stderr}`;
-    t.false('code' in installed && installed.code !== 0, `npm install failed:\n${installOutput}`);
+  test('the hidden PATH has no build tool', async (t) => {
+    const { stdout } = await run(
+      '/bin/sh',
+      ['-c', 'for p in python3 python make gmake cc c++ g++ clang; do command -v $p; done; true'],
+      { env: setup.env },
+    );
+    t.is(stdout.trim(), '');
+  });
+
+  test('with the prebuild: installs silently and loads the addon, FileLock included', async (t) => {
+    const { appDir, failed, output } = await install('app-prebuild', setup.tarballs.get('koa-buffer')!);
+    t.false(failed, `npm install failed:\n${output}`);
+    t.notRegex(output, /koa-buffer: warning/);
+    writeFileSync(
+      join(appDir, 'use.js'),
+      `
+import { FileLock } from 'koa-buffer';
+const locks = new FileLock({ dir: 'locks' });
+const [guard, error] = locks.acquire('key');
+console.log(JSON.stringify({ taken: guard !== null, error: error ?? null, released: locks.release(guard)[0] }));
+`,
+    );
+    const used = await run(process.execPath, ['use.js'], { cwd: appDir, env: setup.env });
+    t.deepEqual(JSON.parse(used.stdout), { taken: true, error: null, released: true });
+    t.notRegex(used.stderr, /KB_NATIVE_UNAVAILABLE/);
+  });
+
+  test('without a prebuild or a compiler: one warning, the twins serve, FileLock refuses', async (t) => {
+    const { appDir, failed, output: installOutput } = await install('app-fallback', setup.stripped);
+    t.false(failed, `npm install failed:\n${installOutput}`);
     const warnings = installOutput.split('\n').filter((line) => line.startsWith('koa-buffer: warning:'));
     t.is(warnings.length, 1, `one warning from the install step:\n${installOutput}`);
     t.regex(warnings[0] ?? '', /Python/, 'it names what node-gyp missed');
     t.regex(warnings[0] ?? '', /npm rebuild koa-buffer/, 'and what to do');
     t.notRegex(installOutput, /gyp ERR!/, "node-gyp's own error lines go to the log, not the terminal");
-    const installed_ = join(appDir, 'node_modules', 'koa-buffer');
-    t.regex(readFileSync(join(installed_, 'build', 'install.log'), 'utf8'), /gyp ERR!/, 'the full build log is kept');
-    t.false(existsSync(join(installed_, 'prebuilds')));
-    t.false(
-      existsSync(join(installed_, 'build', 'Release')) &&
-        readdirSync(join(installed_, 'build', 'Release')).some((f) => f.endsWith('.node')),
-    );
+    const installed = join(appDir, 'node_modules', 'koa-buffer');
+    t.regex(readFileSync(join(installed, 'build', 'install.log'), 'utf8'), /gyp ERR!/, 'the full build log is kept');
+    t.false(existsSync(join(installed, 'prebuilds')));
+    const release = join(installed, 'build', 'Release');
+    t.false(existsSync(release) && readdirSync(release).some((f) => f.endsWith('.node')), 'nothing was built');
 
     // The application uses it.
     writeFileSync(
@@ -170,7 +212,7 @@ console.log(JSON.stringify({
 }));
 `,
     );
-    const used = await run(process.execPath, ['use.js'], { cwd: appDir, env });
+    const used = await run(process.execPath, ['use.js'], { cwd: appDir, env: setup.env });
     const out = JSON.parse(used.stdout) as {
       md5: string;
       streamed: string;
