@@ -6,7 +6,7 @@
  * two compilers writing one `dist/` would leave it half written.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -75,7 +75,7 @@ export async function builtPackage(): Promise<string> {
       });
     }
   } finally {
-    rmdirSync(lockDir);
+    rmSync(lockDir, { recursive: true, force: true });
   }
   return packageRoot;
 }
