@@ -10,18 +10,28 @@
       "GCC_SYMBOLS_PRIVATE_EXTERN": "YES",
       "GCC_ENABLE_CPP_EXCEPTIONS": "YES",
       "OTHER_CPLUSPLUSFLAGS": ["-Wall", "-Wextra"]
-    }
+    },
+    "msvs_settings": {
+      "VCCLCompilerTool": { "AdditionalOptions": ["/std:c++17"], "ExceptionHandling": 1 }
+    },
+    "conditions": [
+      # clang-cl rather than MSVC's cl: the squasher uses GCC/Clang builtins and
+      # attributes, which cl does not know (docs/contributing.md, "Release and prebuilds").
+      ["OS=='win'", { "msbuild_toolset": "ClangCL" }]
+    ]
   },
   "targets": [
     {
       "target_name": "koa_buffer_core",
       "type": "static_library",
       "sources": [
-        "native/core/flock.cc",
         "native/core/md5.cc",
         "native/core/squash.cc"
       ],
-      "cflags": ["-fPIC"]
+      "cflags": ["-fPIC"],
+      # flock(2) is POSIX: Windows builds leave it out and FileLock refuses there
+      # (docs/decisions.md, "FileLock on Windows").
+      "conditions": [["OS!='win'", { "sources": ["native/core/flock.cc"] }]]
     },
     {
       "target_name": "koa_buffer",
@@ -31,10 +41,10 @@
       ],
       "sources": [
         "native/binding/addon.cc",
-        "native/binding/flock.cc",
         "native/binding/md5.cc",
         "native/binding/squash.cc"
       ],
+      "conditions": [["OS!='win'", { "sources": ["native/binding/flock.cc"], "defines": ["KB_HAVE_FLOCK=1"] }]],
       "include_dirs": ["native"],
       "defines": [
         # 8 loads on every Node 20 release; nothing here needs 9.

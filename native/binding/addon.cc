@@ -8,7 +8,10 @@
 namespace kb::js {
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
+#ifdef KB_HAVE_FLOCK
+  // Left out of Windows builds (binding.gyp): src/native/core.ts then refuses FileLock.
   InitFlock(env, exports);
+#endif
   InitMd5(env, exports);
   InitSquash(env, exports);
   exports.Set("sourceStamp", Napi::String::New(env, KB_STRINGIFY(KB_SOURCE_STAMP)));

@@ -26,7 +26,8 @@ function load(): { addon: RawAddon | undefined; reason: string | undefined } {
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
     process.emitWarning(
       `koa-buffer: the native addon could not be loaded (${reason}); using the TypeScript twins, ` +
-        'and FileLock is unavailable. Run `npm rebuild koa-buffer` to build it from source.',
+        'and FileLock is unavailable. To build it from source, install Python 3, make and a C++ compiler ' +
+        'and run `npm rebuild koa-buffer`.',
       { code: 'KB_NATIVE_UNAVAILABLE' },
     );
     return { addon: undefined, reason };

@@ -19,11 +19,15 @@ test('the committed prebuild was built from the native sources in the tree', (t)
     t.pass('only linux-x64 has a committed prebuild');
     return;
   }
-  t.true(existsSync(platformDir), `${platformDir} exists (run npm run prebuild and commit it)`);
+  t.true(existsSync(platformDir), `${platformDir} exists (run npm run build:prebuilds and commit it)`);
   const binaries = readdirSync(platformDir).filter((f) => f.endsWith('.node'));
   t.is(binaries.length, 1, 'exactly one prebuild for linux-x64');
   const prebuild = require(join(platformDir, binaries[0]!)) as { sourceStamp: string };
-  t.is(prebuild.sourceStamp, sourceStamp() as string, 'stale prebuild: run `npm run prebuild` and commit prebuilds/');
+  t.is(
+    prebuild.sourceStamp,
+    sourceStamp() as string,
+    'stale prebuild: run `npm run build:prebuilds` and commit prebuilds/',
+  );
 });
 
 test('the loaded addon was built from the native sources in the tree', (t) => {
