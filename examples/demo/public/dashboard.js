@@ -93,7 +93,19 @@ function table(rows) {
   const body = rows
     .map((r) => {
       const saved = r.page > 0 && r.wire !== undefined ? `${Math.round((1 - r.wire / r.page) * 100)}%` : '–';
-      return `<tr data-path="${esc(r.path)}" data-encoding="${esc(r.encoding ?? '')}" data-status="${r.status}">
+      const data = {
+        path: r.path,
+        status: r.status,
+        encoding: r.encoding,
+        wire: r.wire,
+        page: r.page,
+        xCache: r.xCache,
+        worker: r.worker,
+      };
+      const attributes = Object.entries(data)
+        .map(([name, value]) => `data-${name.toLowerCase()}="${esc(value ?? '')}"`)
+        .join(' ');
+      return `<tr ${attributes}>
 <td>${esc(r.label)}<br><code>${esc(r.path)}</code></td>
 <td class="num">${r.status || esc(r.error)}</td>
 <td>${esc(r.encoding || 'none')}</td>
