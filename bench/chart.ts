@@ -225,7 +225,11 @@ export function benchChart(sections: ChartSection[], subtitle = ''): string {
       for (const row of group.rows) {
         const rowHeight = Math.max(1, row.label.length, row.figures.length) * lineHeight + 6;
         const barY = y + 2;
-        row.label.forEach((line, i) => text(left - gap, barY + 11 + i * lineHeight, line, ' text-anchor="end"'));
+        // One group per row, its kind named, so a reader (or a test) can tell a row's parts together.
+        parts.push(`<g class="row" data-kind="${row.kind}">`);
+        row.label.forEach((line, i) =>
+          text(left - gap, barY + 11 + i * lineHeight, line, ' class="label" text-anchor="end"'),
+        );
         const colour =
           row.kind === 'control'
             ? colours.control
@@ -236,17 +240,18 @@ export function benchChart(sections: ChartSection[], subtitle = ''): string {
                 : colours.behind;
         const [x1, x2] = [x(1), x(row.ratio)];
         parts.push(
-          `<rect x="${Math.min(x1, x2).toFixed(1)}" y="${barY}" width="${Math.max(1.5, Math.abs(x2 - x1)).toFixed(1)}" height="13" fill="${colour}"/>`,
+          `<rect class="bar" x="${Math.min(x1, x2).toFixed(1)}" y="${barY}" width="${Math.max(1.5, Math.abs(x2 - x1)).toFixed(1)}" height="13" fill="${colour}"/>`,
         );
         text(
           left + plotWidth + gap,
           barY + 11,
           `${row.ratio.toFixed(row.ratio >= 100 ? 0 : row.ratio >= 10 ? 1 : 2)}×`,
-          ' font-weight="bold"',
+          ' class="ratio" font-weight="bold"',
         );
         row.figures.forEach((line, i) =>
           text(figuresX, barY + 11 + i * lineHeight, line, ' font-size="11" fill="#444"'),
         );
+        parts.push('</g>');
         y += rowHeight;
       }
     }
