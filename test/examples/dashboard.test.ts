@@ -66,6 +66,7 @@ serial(
       'one row per listed request, in order',
     );
 
+    t.log(`Chromium sent Accept-Encoding: ${acceptEncoding.get(`${demo!.base}/article`)}`);
     for (const row of rows) {
       const url = `${demo!.base}${row.path}`;
       const sent = acceptEncoding.get(url);

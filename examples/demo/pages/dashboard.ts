@@ -52,6 +52,9 @@ export const liveRequests: readonly PanelRequest[] = [
   { label: 'streamed download', path: '/download' },
 ];
 
+/** Response headers shown in a column of their own when any response has them. */
+export const extraHeaders: readonly string[] = ['Cache-Control'];
+
 const stampedePath = '/report?stampede={fresh}';
 
 /** The buttons under the table; a later capability (purge, stale-while-revalidate, …) adds one entry. */
@@ -71,7 +74,7 @@ export const panelButtons: readonly PanelButton[] = [
 
 /** The panel's HTML, placed on the index; the script fills it in. */
 export function dashboardPanel(): string {
-  const config = JSON.stringify({ liveRequests, panelButtons }).replace(/</g, '\\u003c');
+  const config = JSON.stringify({ liveRequests, panelButtons, extraHeaders }).replace(/</g, '\\u003c');
   const buttons = panelButtons
     .map(
       (b) => `<div class="panel-action" id="action-${escapeHtml(b.id)}">
@@ -111,6 +114,8 @@ export const dashboardStyle = `#dashboard {
   left: 50%;
   transform: translateX(-50%);
   width: min(64rem, 100vw - 2rem);
+  box-sizing: border-box;
+  padding: 0 .5rem;
 }
 #dashboard table {
   font-size: 14px;

@@ -79,6 +79,7 @@ async function measure(request, path) {
       page: timing?.decodedBodySize,
       transfer: timing?.transferSize,
       xCache: response.headers.get('X-Cache') ?? '',
+      extra: config.extraHeaders.map((name) => response.headers.get(name) ?? ''),
       cacheStatus: response.headers.get('Cache-Status') ?? '',
       worker: response.headers.get('X-Worker') ?? '',
       ms,
@@ -90,6 +91,8 @@ async function measure(request, path) {
 
 /** The table of requests. */
 function table(rows) {
+  // An extra header gets its column only when some response carried it.
+  const extras = config.extraHeaders.map((name, i) => [name, i]).filter(([, i]) => rows.some((r) => r.extra?.[i]));
   const body = rows
     .map((r) => {
       const saved = r.page > 0 && r.wire !== undefined ? `${Math.round((1 - r.wire / r.page) * 100)}%` : '–';
@@ -113,13 +116,14 @@ function table(rows) {
 <td class="num">${bytes(r.page)}</td>
 <td class="num">${saved}</td>
 <td>${esc(r.xCache || '–')}${r.cacheStatus ? `<br><small>${esc(r.cacheStatus)}</small>` : ''}</td>
+${extras.map(([, i]) => `<td>${esc(r.extra?.[i] || '–')}</td>`).join('')}
 <td>${esc(r.worker)}</td>
 <td class="num">${Math.round(r.ms)} ms</td>
 </tr>`;
     })
     .join('');
   return `<table><thead><tr><th>request</th><th>status</th><th>Content-Encoding</th><th>wire</th><th>page</th>
-<th>saved</th><th>X-Cache / Cache-Status</th><th>worker</th><th>time</th></tr></thead><tbody>${body}</tbody></table>`;
+<th>saved</th><th>X-Cache / Cache-Status</th>${extras.map(([name]) => `<th>${esc(name)}</th>`).join('')}<th>worker</th><th>time</th></tr></thead><tbody>${body}</tbody></table>`;
 }
 
 /** Bytes on the wire against the decoded page, one bar per distinct page, each as wide as its page. */
