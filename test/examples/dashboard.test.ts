@@ -137,3 +137,21 @@ serial(`the stampede button sends 20 requests at a cold report and shows exactly
   t.true(demo!.workers.map(String).includes(builder));
   t.is(await box.locator('svg circle').count(), 20, "a dot per request in the stampede's strip");
 });
+
+serial(`/api/builds lists the builds of one URL from the log, and refuses a missing url${skipped}`, async (t) => {
+  const port = Number(new URL(demo!.base).port);
+  const missing = await rawRequest(port, '/api/builds');
+  t.is(missing.status, 400);
+  t.regex(decode(missing).toString('utf8'), /url must be one path starting with \//);
+  const absolute = await rawRequest(port, `/api/builds?url=${encodeURIComponent('http://example.com/report')}`);
+  t.is(absolute.status, 400, 'a URL that is not a path is refused');
+
+  const never = await rawRequest(port, `/api/builds?url=${encodeURIComponent('/report?never=asked')}`);
+  t.deepEqual(JSON.parse(decode(never).toString('utf8')), { url: '/report?never=asked', builds: [] });
+  const report = await rawRequest(port, `/api/builds?url=${encodeURIComponent('/report')}`);
+  const { builds } = JSON.parse(decode(report).toString('utf8')) as { builds: Array<{ at: string; worker: number }> };
+  t.is(builds.length, 1, 'the panel built /report once (its second request was a hit)');
+  t.true(demo!.workers.includes(builds[0]!.worker));
+  t.false(Number.isNaN(Date.parse(builds[0]!.at)));
+  t.is(report.headers['cache-control'], 'no-store');
+});
