@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: runs every `bench/*.bench.ts` in its own process, shows
  * their progress, and writes the report: bench/results/latest.json, a
- * Markdown table (latest.md) and an SVG chart of the ratios (latest.svg).
+ * Markdown table (latest.md) and an SVG chart of the ratios (latest.svg,
+ * drawn by chart.ts, which can also redraw it alone from latest.json).
  * Exits non-zero when a benchmark could not run. `--quick` is passed on.
  */
 import { spawn } from 'node:child_process';
@@ -9,6 +10,7 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchChart, describeMachine } from './chart.ts';
 import type { Row } from './harness.ts';
 import { quick } from './harness.ts';
 
@@ -101,51 +103,6 @@ function markdown(sections: Section[], facts: ReturnType<typeof machine>): strin
   return lines.join('\n');
 }
 
-function escapeXml(text: string): string {
-  return text.replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c]!);
-}
-
-/** A horizontal bar per ratio on a log scale, 1× marked, so a browser shows where koa-buffer leads. */
-function svg(sections: Section[]): string {
-  const rows = sections.flatMap((s) =>
-    s.rows
-      .filter((r) => r.ratio !== undefined)
-      .map((r) => ({ label: r.figure, peer: r.peer?.name ?? '', ratio: r.ratio! })),
-  );
-  const width = 960,
-    left = 430,
-    right = 70,
-    barHeight = 18,
-    gap = 6,
-    top = 40;
-  const height = top + rows.length * (barHeight + gap) + 30;
-  const maxLog = Math.max(1, ...rows.map((r) => Math.log10(Math.max(r.ratio, 1e-3))));
-  const minLog = Math.min(-0.3, ...rows.map((r) => Math.log10(Math.max(r.ratio, 1e-3))));
-  const x = (ratio: number) =>
-    left + ((Math.log10(Math.max(ratio, 1e-3)) - minLog) / (maxLog - minLog)) * (width - left - right);
-  const parts = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
-    `<rect width="100%" height="100%" fill="white"/>`,
-    `<text x="10" y="22" font-size="15" font-weight="bold">koa-buffer vs peers: ratio (log scale, &gt; 1 = koa-buffer better)</text>`,
-  ];
-  rows.forEach((r, i) => {
-    const y = top + i * (barHeight + gap);
-    const x1 = x(1),
-      x2 = x(r.ratio);
-    const colour = r.ratio >= 1 ? '#2e7d32' : '#c62828';
-    parts.push(
-      `<text x="${left - 8}" y="${y + 13}" text-anchor="end">${escapeXml(`${r.label} vs ${r.peer}`.slice(0, 70))}</text>`,
-      `<rect x="${Math.min(x1, x2)}" y="${y}" width="${Math.max(1, Math.abs(x2 - x1))}" height="${barHeight}" fill="${colour}"/>`,
-      `<text x="${Math.max(x1, x2) + 4}" y="${y + 13}">${r.ratio.toFixed(2)}×</text>`,
-    );
-  });
-  parts.push(
-    `<line x1="${x(1)}" y1="${top - 6}" x2="${x(1)}" y2="${height - 20}" stroke="black" stroke-dasharray="3,3"/>`,
-  );
-  parts.push(`<text x="${x(1)}" y="${height - 6}" text-anchor="middle">1×</text>`, '</svg>');
-  return parts.join('\n') + '\n';
-}
-
 const files = readdirSync(benchDir)
   .filter((f) => f.endsWith('.bench.ts'))
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
@@ -163,7 +120,7 @@ const facts = machine();
 mkdirSync(resultsDir, { recursive: true });
 writeFileSync(join(resultsDir, 'latest.json'), JSON.stringify({ machine: facts, sections }, null, 2) + '\n');
 writeFileSync(join(resultsDir, 'latest.md'), markdown(sections, facts));
-writeFileSync(join(resultsDir, 'latest.svg'), svg(sections));
+writeFileSync(join(resultsDir, 'latest.svg'), benchChart(sections, describeMachine(facts)));
 console.log(`\nWrote ${join(resultsDir, 'latest.{json,md,svg}')}`);
 const failed = sections.filter((s) => s.error);
 if (failed.length > 0) {

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import Koa, { type Middleware } from 'koa';
 import { buffer } from '../../src/index.ts'; // in an application: from 'koa-buffer'
 import { articlePage } from './pages/article.ts';
+import { buildsApi, dashboardScript, dashboardStyle } from './pages/dashboard.ts';
 import { downloadPage } from './pages/download.ts';
 import { chooseLanguage, helloPage } from './pages/hello.ts';
 import { indexPage } from './pages/index.ts';
@@ -84,9 +85,11 @@ export function createApp(settings: Settings, lifecycle: Lifecycle): Koa {
       '/hello': helloPage,
       '/hello/choose': chooseLanguage,
       '/download': downloadPage(settings.downloadFile),
+      '/dashboard.js': dashboardScript(),
+      '/api/builds': buildsApi(settings.buildLog),
       '/style.css': (ctx) => {
         ctx.type = 'css';
-        ctx.body = styleSheet;
+        ctx.body = styleSheet + dashboardStyle;
       },
     }),
   );

@@ -5,6 +5,7 @@
  */
 import type { Context } from 'koa';
 import { capabilities } from '../capabilities.ts';
+import { dashboardPanel } from './dashboard.ts';
 import { escapeHtml, layout } from './layout.ts';
 
 const pages: Array<[path: string, title: string]> = [
@@ -79,6 +80,8 @@ function index(base: string): string {
   kept in a SQLite cache the workers share, built by one request at a time.
   Open your browser's network panel, or use the curl lines below.
 </p>
+
+${dashboardPanel()}
 
 ${sections}
 

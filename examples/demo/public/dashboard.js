@@ -1,0 +1,242 @@
+/* global document */
+/**
+ * The index's live panel, run by the browser: requests each demo URL the
+ * server lists in #dashboard-config, reads what came back (headers, and the
+ * sizes from Resource Timing), and draws it. Plain DOM, no framework.
+ * The panel's markup and the list of requests: examples/demo/pages/dashboard.ts.
+ */
+
+const panel = document.getElementById('dashboard');
+const config = JSON.parse(document.getElementById('dashboard-config').textContent);
+const colours = { MISS: '#e07b00', HIT: '#2e7d32', none: '#757575' };
+
+// Two hundred requests a press would overflow the default buffer of 250 entries.
+performance.setResourceTimingBufferSize(2000);
+
+/** Text made safe for HTML. */
+function esc(value) {
+  return String(value).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** A value new to each press, so a URL holding it is a key no cache has seen. */
+function fresh() {
+  return `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+}
+
+/** 12,345 B, or 12.1 KiB. */
+function bytes(n) {
+  if (n === undefined) return '–';
+  return n < 10240 ? `${n.toLocaleString('en-US')} B` : `${(n / 1024).toFixed(1)} KiB`;
+}
+
+/**
+ * Fetch options that make the browser ask the server every time without
+ * asking the server to skip its cache: `cache: 'no-store'` keeps the
+ * browser's own cache out, and would also send `Cache-Control: no-cache`,
+ * which koa-buffer (rightly, RFC 9111 5.2.1.4) answers by running the action
+ * again. A Cache-Control of our own replaces that header: `min-fresh=0` asks
+ * for nothing more than any stored answer already is.
+ */
+const askServer = { cache: 'no-store', headers: { 'Cache-Control': 'min-fresh=0' } };
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const claimed = new Set();
+
+/**
+ * The Resource Timing entry of a fetch started at `started`, not already
+ * claimed by another request to the same URL. The entry is queued when the
+ * body has been read, sometimes a moment later: look a few times.
+ */
+async function timingOf(url, started) {
+  for (let attempt = 0; attempt < 40; attempt++) {
+    const entry = performance
+      .getEntriesByName(url, 'resource')
+      .find((e) => e.startTime >= started - 1 && !claimed.has(e));
+    if (entry) {
+      claimed.add(entry);
+      return entry;
+    }
+    await sleep(25);
+  }
+  return undefined;
+}
+
+/** Makes one request and returns what the panel shows of it. */
+async function measure(request, path) {
+  const url = new URL(path, document.baseURI).href;
+  const started = performance.now();
+  try {
+    const response = await fetch(url, { method: request.method ?? 'GET', ...askServer });
+    await response.arrayBuffer();
+    const ms = performance.now() - started;
+    const timing = await timingOf(url, started);
+    return {
+      label: request.label,
+      path,
+      status: response.status,
+      encoding: response.headers.get('Content-Encoding') ?? '',
+      wire: timing?.encodedBodySize,
+      page: timing?.decodedBodySize,
+      transfer: timing?.transferSize,
+      xCache: response.headers.get('X-Cache') ?? '',
+      extra: config.extraHeaders.map((name) => response.headers.get(name) ?? ''),
+      cacheStatus: response.headers.get('Cache-Status') ?? '',
+      worker: response.headers.get('X-Worker') ?? '',
+      ms,
+    };
+  } catch (error) {
+    return { label: request.label, path, status: 0, error: String(error), ms: performance.now() - started };
+  }
+}
+
+/** The table of requests. */
+function table(rows) {
+  // An extra header gets its column only when some response carried it.
+  const extras = config.extraHeaders.map((name, i) => [name, i]).filter(([, i]) => rows.some((r) => r.extra?.[i]));
+  const body = rows
+    .map((r) => {
+      const saved = r.page > 0 && r.wire !== undefined ? `${Math.round((1 - r.wire / r.page) * 100)}%` : '–';
+      const data = {
+        path: r.path,
+        status: r.status,
+        encoding: r.encoding,
+        wire: r.wire,
+        page: r.page,
+        xCache: r.xCache,
+        worker: r.worker,
+      };
+      const attributes = Object.entries(data)
+        .map(([name, value]) => `data-${name.toLowerCase()}="${esc(value ?? '')}"`)
+        .join(' ');
+      return `<tr ${attributes}>
+<td>${esc(r.label)}<br><code>${esc(r.path)}</code></td>
+<td class="num">${r.status || esc(r.error)}</td>
+<td>${esc(r.encoding || 'none')}</td>
+<td class="num">${bytes(r.wire)}</td>
+<td class="num">${bytes(r.page)}</td>
+<td class="num">${saved}</td>
+<td>${esc(r.xCache || '–')}${r.cacheStatus ? `<br><small>${esc(r.cacheStatus)}</small>` : ''}</td>
+${extras.map(([, i]) => `<td>${esc(r.extra?.[i] || '–')}</td>`).join('')}
+<td>${esc(r.worker)}</td>
+<td class="num">${Math.round(r.ms)} ms</td>
+</tr>`;
+    })
+    .join('');
+  return `<table><thead><tr><th>request</th><th>status</th><th>Content-Encoding</th><th>wire</th><th>page</th>
+<th>saved</th><th>X-Cache / Cache-Status</th>${extras.map(([name]) => `<th>${esc(name)}</th>`).join('')}<th>worker</th><th>time</th></tr></thead><tbody>${body}</tbody></table>`;
+}
+
+/** Bytes on the wire against the decoded page, one bar per distinct page, each as wide as its page. */
+function bars(rows) {
+  const seen = new Set();
+  const shown = rows.filter((r) => r.page > 0 && !seen.has(r.path) && seen.add(r.path));
+  const lines = shown.map((r) => {
+    const saved = Math.round((1 - r.wire / r.page) * 100);
+    return `<div class="bar-row" data-path="${esc(r.path)}">
+<span>${esc(r.label)}</span>
+<span class="bar-track"><span class="bar-wire" style="width:${((r.wire / r.page) * 100).toFixed(1)}%"></span></span>
+<span>${bytes(r.wire)} of ${bytes(r.page)}${saved > 0 ? `: −${saved}%` : ''}</span>
+</div>`;
+  });
+  return `<p class="legend"><span style="background:#2e7d32"></span>sent (encoded body)<span style="background:#e3e3e3"></span>saved by squashing and compression (the whole bar is the page)</p>${lines.join('')}`;
+}
+
+/** A strip chart: one dot per request at its latency, one lane per set, coloured by X-Cache. */
+function strip(lanes) {
+  const width = 860;
+  const left = 120;
+  const lane = 30;
+  const height = lanes.length * lane + 34;
+  const all = lanes.flatMap((l) => l.rows.map((r) => r.ms));
+  const step = [10, 20, 50, 100, 200, 250, 500, 1000, 2000, 5000].find((s) => Math.max(...all, 1) / s <= 6) ?? 10000;
+  const top = Math.ceil(Math.max(...all, 1) / step) * step;
+  const x = (ms) => left + (ms / top) * (width - left - 40);
+  const parts = [];
+  for (let t = 0; t <= top; t += step) {
+    parts.push(
+      `<line x1="${x(t)}" x2="${x(t)}" y1="4" y2="${height - 26}" stroke="#ddd"/>`,
+      `<text x="${x(t)}" y="${height - 12}" text-anchor="middle">${t} ms</text>`,
+    );
+  }
+  lanes.forEach((l, i) => {
+    const y = 4 + i * lane + lane / 2;
+    parts.push(`<text x="${left - 8}" y="${y + 4}" text-anchor="end">${esc(l.name)}</text>`);
+    // Misses last, so the one build is drawn over the hits; a little vertical spread keeps equal times apart.
+    const ordered = [...l.rows].sort((a, b) => (a.xCache === 'MISS') - (b.xCache === 'MISS'));
+    for (const [k, r] of ordered.entries()) {
+      const colour = colours[r.xCache] ?? colours.none;
+      parts.push(
+        `<circle cx="${x(r.ms).toFixed(1)}" cy="${y + ((k % 3) - 1) * 5}" r="5" fill="${colour}" fill-opacity="0.6"><title>${esc(`${r.label} ${r.path}: ${Math.round(r.ms)} ms ${r.xCache}`)}</title></circle>`,
+      );
+    }
+  });
+  const legend = Object.entries(colours)
+    .map(([name, colour]) => `<span style="background:${colour}"></span>${name === 'none' ? 'no X-Cache' : name}`)
+    .join('');
+  return `<p class="legend">${legend}</p><svg width="${width}" height="${height}" font-size="12" font-family="sans-serif" role="img" aria-label="latency of each request">${parts.join('')}</svg>`;
+}
+
+const pageRuns = [];
+
+/** Fetches every listed page, one after another, and redraws the panel. */
+async function refresh() {
+  panel.dataset.state = 'running';
+  const rows = [];
+  for (const request of config.liveRequests) rows.push(await measure(request, request.path));
+  pageRuns.push(rows);
+  panel.querySelector('[data-result="refresh"]').innerHTML = table(rows);
+  document.getElementById('dashboard-bars').innerHTML = bars(rows);
+  const lanes = pageRuns.slice(-3).map((run, i, shown) => ({
+    name:
+      i === shown.length - 1
+        ? 'latest press'
+        : `${shown.length - 1 - i} press${shown.length - 1 - i > 1 ? 'es' : ''} ago`,
+    rows: run,
+  }));
+  document.getElementById('dashboard-strip').innerHTML = strip(lanes);
+  panel.dataset.state = 'done';
+}
+
+/** Runs a button's requests and shows them, with the build count when the button asks for it. */
+async function press(button) {
+  const box = panel.querySelector(`[data-result="${button.id}"]`);
+  box.dataset.state = 'running';
+  box.innerHTML = '<p>Running…</p>';
+  const token = fresh();
+  const paths = button.requests.map((r) => r.path.replaceAll('{fresh}', token));
+  let rows;
+  if (button.concurrent) rows = await Promise.all(button.requests.map((r, i) => measure(r, paths[i])));
+  else {
+    rows = [];
+    for (const [i, r] of button.requests.entries()) rows.push(await measure(r, paths[i]));
+  }
+  let verdict = '';
+  if (button.countBuildsOf) {
+    const url = button.countBuildsOf.replaceAll('{fresh}', token);
+    const response = await fetch(`/api/builds?url=${encodeURIComponent(url)}`, askServer);
+    const { builds } = await response.json();
+    const workers = [...new Set(builds.map((b) => b.worker))].join(', ');
+    const answeredBy = [...new Set(rows.map((r) => r.worker))].sort().join(' and ');
+    box.dataset.builds = String(builds.length);
+    box.dataset.builder = workers;
+    const misses = rows.filter((r) => r.xCache === 'MISS').length;
+    const sorted = rows.map((r) => r.ms).sort((a, b) => a - b);
+    verdict = `<p class="verdict" data-builds="${builds.length}" data-requests="${rows.length}">
+${builds.length} build${builds.length === 1 ? '' : 's'} for ${rows.length} requests to <code>${esc(url)}</code>${workers ? `, built by worker ${esc(workers)}` : ''};
+answered by worker${answeredBy.includes(' and ') ? 's' : ''} ${esc(answeredBy)}. X-Cache: ${misses} MISS, ${rows.length - misses} HIT.
+Latency: fastest ${Math.round(sorted[0])} ms, median ${Math.round(sorted[sorted.length >> 1])} ms, slowest ${Math.round(sorted.at(-1))} ms.</p>`;
+  }
+  box.innerHTML = `${verdict}${strip([{ name: button.id, rows }])}<details><summary>every request</summary>${table(rows)}</details>`;
+  box.dataset.state = 'done';
+}
+
+for (const element of panel.querySelectorAll('button[data-action]')) {
+  element.addEventListener('click', () => {
+    const id = element.dataset.action;
+    element.disabled = true;
+    const run = id === 'refresh' ? refresh() : press(config.panelButtons.find((b) => b.id === id));
+    run.finally(() => (element.disabled = false));
+  });
+}
+
+await refresh();
