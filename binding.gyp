@@ -19,8 +19,12 @@
       "sources": [
         "native/core/flock.cc",
         "native/core/md5.cc",
-        "native/core/squash.cc"
+        "native/core/squash.cc",
+        "native/core/squash/comments.cc",
+        "native/core/squash/link_rewriting.cc",
+        "native/core/squash/raw_text.cc"
       ],
+      "include_dirs": ["native"],
       "cflags": ["-fPIC"]
     },
     {
