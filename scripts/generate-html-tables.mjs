@@ -6,6 +6,7 @@
 //   node scripts/generate-html-tables.mjs           write both files
 //   node scripts/generate-html-tables.mjs --check   write nothing; exit 1 and
 //                                                   name the stale file(s)
+//   … --root DIR                                    another tree (the tests use a copy)
 //
 // The TypeScript output is formatted with the repository's Prettier settings,
 // so `npm run format` leaves it as generated.
@@ -14,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const packageRoot = fileURLToPath(new URL('..', import.meta.url));
 export const sourcePath = 'native/html-elements.json';
 export const headerPath = 'native/core/html_tables.h';
 export const modulePath = 'src/native/twins/squash/html-tables.ts';
@@ -42,7 +43,7 @@ const pascal = (flag) => flag[0].toUpperCase() + flag.slice(1);
 const screaming = (flag) => flag.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
 
 /** Reads and checks the source: known flags only, lowercase names of 1..10 letters or digits. */
-function readSource() {
+function readSource(root) {
   const source = JSON.parse(readFileSync(join(root, sourcePath), 'utf8'));
   const flags = Object.keys(source.flags);
   if (flags.length > RAW_SHIFT) throw new Error(`${sourcePath}: at most ${RAW_SHIFT} flags fit below the raw index`);
@@ -140,23 +141,23 @@ export const TAGS: ReadonlyArray<readonly [name: string, flags: number]> = [
 ${tagLines.join('\n')}
 ];
 `;
-  const options = (await prettier.resolveConfig(join(root, modulePath))) ?? {};
-  return prettier.format(text, { ...options, filepath: join(root, modulePath) });
+  const options = (await prettier.resolveConfig(join(packageRoot, modulePath))) ?? {};
+  return prettier.format(text, { ...options, filepath: join(packageRoot, modulePath) });
 }
 
-/** Both generated files as they should be: [path relative to the root, text]. */
-export async function generate() {
-  const parsed = readSource();
+/** Both generated files as they should be from the source under `root`: [path relative to root, text]. */
+export async function generate(root = packageRoot) {
+  const parsed = readSource(root);
   return [
     [headerPath, header(parsed)],
     [modulePath, await tsModule(parsed)],
   ];
 }
 
-/** The generated files whose committed text differs from what the source gives. */
-export async function staleFiles() {
+/** The generated files under `root` whose text differs from what its source gives. */
+export async function staleFiles(root = packageRoot) {
   const stale = [];
-  for (const [path, text] of await generate()) {
+  for (const [path, text] of await generate(root)) {
     let current = '';
     try {
       current = readFileSync(join(root, path), 'utf8').replace(/\r\n/g, '\n');
@@ -169,13 +170,15 @@ export async function staleFiles() {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const at = process.argv.indexOf('--root');
+  const root = at > 0 && process.argv[at + 1] ? process.argv[at + 1] : packageRoot;
   if (process.argv.includes('--check')) {
-    const stale = await staleFiles();
+    const stale = await staleFiles(root);
     if (stale.length > 0) {
       console.error(`stale, run npm run generate: ${stale.join(', ')}`);
       process.exit(1);
     }
   } else {
-    for (const [path, text] of await generate()) writeFileSync(join(root, path), text);
+    for (const [path, text] of await generate(root)) writeFileSync(join(root, path), text);
   }
 }
