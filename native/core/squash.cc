@@ -79,7 +79,7 @@ KB_INLINE void other_markup(state& st, const u8* in, size_t len, u8* out, size_t
       // A removed comment is transparent: a pending run stays pending and
       // merges with what follows.
       if (!span.keep && !(st.mode & m_verbatim) &&
-          comment_removable(in, len, span.end, (st.mode & m_ws_pending) != 0, (st.mode & m_prev_text) != 0, o == 0)) {
+          comment_removable(in, len, span.end, (st.mode & m_ws_pending) != 0, (st.mode & m_prev_text) != 0, out, o)) {
         p = span.end;
         return;
       }

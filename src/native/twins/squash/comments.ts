@@ -1,10 +1,10 @@
 /**
  * Stage: comments (native/core/squash/comments.{h,cc}, where the rules are
  * explained): removed, except conditional comments and "<!--!…"; a removed
- * comment is transparent, and one that plain text touches on both sides is
- * kept.
+ * comment is transparent, and one that plain text touches on both sides, or
+ * that ends a text node of white space and form feeds, is kept.
  */
-import { BANG, BYTES, DASH, GT, LT, WS, ascii } from './bytes.ts';
+import { BANG, BYTES, COLLAPSIBLE, DASH, FF, GT, LT, WS, ascii } from './bytes.ts';
 import { K_NEUTRAL, K_TEXT, type SquashState } from './state.ts';
 import { flush } from './text-whitespace.ts';
 
@@ -73,9 +73,44 @@ export function comment(s: SquashState): void {
 }
 
 /**
+ * Whether the text written since the last token holds a form feed and
+ * nothing but white space (comments.h, form_feed_before, says why a comment
+ * next to such text stays).
+ */
+function formFeedBefore(s: SquashState): boolean {
+  const dst = s.dst;
+  let ff = false;
+  for (let o = s.o; o > 0;) {
+    const b = dst[--o]!;
+    if (b === FF) {
+      ff = true;
+    } else if ((BYTES[b]! & COLLAPSIBLE) === 0) {
+      return ff && b === GT;
+    }
+  }
+  return ff;
+}
+
+/** Whether the input from `q` up to the next '<' (or the end) holds a form feed and nothing but white space. */
+function formFeedAfter(s: SquashState, q: number): boolean {
+  const src = s.src;
+  let ff = false;
+  for (; q < s.len; q++) {
+    const b = src[q]!;
+    if (b === FF) {
+      ff = true;
+    } else if ((BYTES[b]! & COLLAPSIBLE) === 0) {
+      return ff && b === LT;
+    }
+  }
+  return ff;
+}
+
+/**
  * Whether a comment ending at `end` may go, given what touches it: kept when
- * text touches it on both sides, and when nothing is written yet and U+FEFF
- * follows, which would become a byte order mark at byte 0.
+ * text touches it on both sides, when nothing is written yet and U+FEFF
+ * follows (it would become a byte order mark at byte 0), and when the text on
+ * either side is white space with a form feed.
  */
 function removable(s: SquashState, end: number): boolean {
   const src = s.src;
@@ -84,5 +119,6 @@ function removable(s: SquashState, end: number): boolean {
     s.o === 0 && !s.wsPending && end + 3 <= len && src[end] === 0xef && src[end + 1] === 0xbb && src[end + 2] === 0xbf;
   if (bomNext) return false;
   const after = end < len ? src[end]! : -1;
-  return s.wsPending || s.prev !== K_TEXT || after < 0 || (BYTES[after]! & WS) !== 0 || after === LT;
+  const touching = s.wsPending || s.prev !== K_TEXT || after < 0 || (BYTES[after]! & WS) !== 0 || after === LT;
+  return touching && !(s.prev === K_TEXT && formFeedBefore(s)) && !formFeedAfter(s, end);
 }
