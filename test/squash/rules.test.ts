@@ -47,6 +47,17 @@ const cases: RuleCase[] = [
     expected: '<div \f class=x\f>',
   },
   { rule: 'form feed still ends a tag name', input: '<div\fclass=x>\n<p>', expected: '<div\fclass=x><p>' },
+  {
+    rule: 'a comment after white space with a form feed stays (Chromium may not draw that node)',
+    input: '</div> \f <!-- c --> x',
+    expected: '</div> \f <!-- c --> x',
+  },
+  {
+    rule: 'a comment before white space with a form feed stays',
+    input: '<b>x</b> <!-- c --> \f <i>',
+    expected: '<b>x</b> <!-- c --> \f <i>',
+  },
+  { rule: 'a form feed inside other text does not keep a comment', input: 'a\f<!-- c --> b', expected: 'a\f b' },
   { rule: 'a run holding only a CR becomes a line feed', input: 'a \r b', expected: 'a\nb' },
   { rule: 'CR in a tag is a line break', input: '<div\r   class=x>', expected: '<div\nclass=x>' },
   { rule: 'a lone tab becomes a space', input: 'a\tb', expected: 'a b' },
