@@ -26,8 +26,12 @@
       "type": "static_library",
       "sources": [
         "native/core/md5.cc",
-        "native/core/squash.cc"
+        "native/core/squash.cc",
+        "native/core/squash/comments.cc",
+        "native/core/squash/link_rewriting.cc",
+        "native/core/squash/raw_text.cc"
       ],
+      "include_dirs": ["native"],
       "cflags": ["-fPIC"],
       # flock(2) is POSIX: Windows builds leave it out and FileLock refuses there
       # (docs/decisions.md, "FileLock on Windows").

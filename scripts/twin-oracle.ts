@@ -6,7 +6,7 @@
  *
  * Frames, little-endian, both ways: `u32 length` then `length` bytes.
  * A request's first byte says what to do:
- *  - `S` squash: `u8 level, u8 rewriteLinks, u8 flags (1 host, 2 path),
+ *  - `S` squash: `u8 level, u8 rewriteLinks, u8 flags (1 host, 2 path, 4 scheme http, 8 scheme https),
  *    u32 hostLength, host, u32 pathLength, path, input…` → the twin's output.
  *    host and path are passed as strings decoded from UTF-8 (the target sends
  *    ASCII, so the twin sees the same bytes the core saw).
@@ -89,6 +89,8 @@ function squash(req: Buffer): Buffer {
   const options: SquashOptions = { level, rewriteLinks };
   if (flags & 1) options.host = host;
   if (flags & 2) options.path = path;
+  if (flags & 4) options.scheme = 'http';
+  if (flags & 8) options.scheme = 'https';
   return twins.squashHtml(req.subarray(at), options);
 }
 

@@ -169,8 +169,11 @@ const optimise: Step = async (work, shared) => {
   // HTML only, and never a replayed entry: it was optimised when it was built.
   const wanted = options.optimiseContent >= 1 && isHtml(work.type) && !work.state.replayed;
   const level = options.optimiseContent === 2 ? 2 : 1;
-  // Link rewriting depends on the host and path, so they are part of what made the entity.
-  if (wanted) work.variant = options.rewriteLinks ? `o${level}\0${ctx.request.host}\0${ctx.request.path}` : `o${level}`;
+  // Link rewriting depends on the host, path and scheme, so they are part of what made the entity.
+  if (wanted)
+    work.variant = options.rewriteLinks
+      ? `o${level}\0${ctx.request.host}\0${ctx.request.path}\0${ctx.protocol}`
+      : `o${level}`;
   // A body seen before is recognised by comparison, so it is not encoded, optimised or hashed again.
   const known = shared.memo.recall(work.source, work.variant);
   if (known) {
@@ -188,6 +191,7 @@ const optimise: Step = async (work, shared) => {
       rewriteLinks: options.rewriteLinks,
       host: ctx.request.host,
       path: ctx.request.path,
+      scheme: ctx.protocol,
       logger: shared.log.logger,
       messages: shared.log.messages,
       debug: shared.log.debugEnabled,

@@ -3,7 +3,7 @@
 // binding's share (argument checks, the output Buffer, GC) can be read off.
 // Reports MB/s by wall clock and per CPU-second of this thread.
 //
-//   g++ -std=c++17 -O3 -Inative bench/native/squash_bench.cc native/core/squash.cc -o squash_bench
+//   g++ -std=c++17 -O3 -Inative bench/native/squash_bench.cc native/core/squash.cc native/core/squash/*.cc -o squash_bench
 //   ./squash_bench [fixture-dir]
 #include <dirent.h>
 

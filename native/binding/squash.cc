@@ -23,24 +23,29 @@ inline void Check(napi_env env, napi_status status) {
 }
 
 // TypeError (or RangeError for a number out of range) naming `options.<name>`.
+// With code ERR_INVALID_ARG_VALUE (a string outside the allowed ones) it is a TypeError too.
 [[noreturn]] void ThrowOption(Napi::Env env, const char* name, const char* expected, Napi::Value received,
-                              bool range = false) {
+                              const char* code = "ERR_INVALID_ARG_TYPE") {
   const std::string message = std::string("The \"options.") + name + "\" property must be " + expected +
                               " (received " + Describe(received) + ")";
+  const bool range = std::string(code) == "ERR_OUT_OF_RANGE";
   Napi::Error error = range ? Napi::Error(Napi::RangeError::New(env, message))
                             : Napi::Error(Napi::TypeError::New(env, message));
-  error.Set("code", Napi::String::New(env, range ? "ERR_OUT_OF_RANGE" : "ERR_INVALID_ARG_TYPE"));
+  error.Set("code", Napi::String::New(env, code));
   throw error;
 }
+
+constexpr const char* kSchemeExpected = "'http', 'https' or undefined";
 
 struct Options {
   int level = 1;
   bool rewrite_links = false;
   bool has_host = false, has_path = false;
   std::string host, path;
+  kb::request_scheme scheme = kb::request_scheme::unknown;
 };
 
-// Reads level, rewriteLinks, host and path, in that order, once each (the
+// Reads level, rewriteLinks, host, path and scheme, in that order, once each (the
 // twin reads them in the same order, so getters observe the same calls).
 Options ReadOptions(Napi::Env env, Napi::Value value) {
   Options o;
@@ -51,7 +56,7 @@ Options ReadOptions(Napi::Env env, Napi::Value value) {
   if (!level.IsUndefined()) {
     if (!level.IsNumber()) ThrowOption(env, "level", "0, 1 or 2", level);
     const double d = level.As<Napi::Number>().DoubleValue();
-    if (d != 0 && d != 1 && d != 2) ThrowOption(env, "level", "0, 1 or 2", level, true);
+    if (d != 0 && d != 1 && d != 2) ThrowOption(env, "level", "0, 1 or 2", level, "ERR_OUT_OF_RANGE");
     o.level = static_cast<int>(d);
   }
   Napi::Value rewrite = object.Get("rewriteLinks");
@@ -70,6 +75,18 @@ Options ReadOptions(Napi::Env env, Napi::Value value) {
     if (!path.IsString()) ThrowOption(env, "path", "a string or undefined", path);
     o.path = path.As<Napi::String>().Utf8Value();
     o.has_path = true;
+  }
+  Napi::Value scheme = object.Get("scheme");
+  if (!scheme.IsUndefined()) {
+    if (!scheme.IsString()) ThrowOption(env, "scheme", kSchemeExpected, scheme);
+    const std::string s = scheme.As<Napi::String>().Utf8Value();
+    if (s == "http") {
+      o.scheme = kb::request_scheme::http;
+    } else if (s == "https") {
+      o.scheme = kb::request_scheme::https;
+    } else {
+      ThrowOption(env, "scheme", kSchemeExpected, scheme, "ERR_INVALID_ARG_VALUE");
+    }
   }
   return o;
 }
@@ -159,6 +176,7 @@ Napi::Value SquashHtml(const Napi::CallbackInfo& info) {
   kb::squash_options opt;
   opt.level = options.level;
   opt.rewrite_links = options.rewrite_links;
+  opt.scheme = options.scheme;
   if (options.has_host) {
     opt.host = reinterpret_cast<const std::uint8_t*>(options.host.data());
     opt.host_len = options.host.size();

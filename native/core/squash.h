@@ -1,12 +1,19 @@
-// native/core/squash.h: the HTML white-space squasher (docs/architecture.md, "The squasher").
-// Plain C++17: no N-API, no allocation, no exceptions. The TypeScript twin
-// (src/native/twins/squash-html.ts) implements the same rules byte for byte.
+// native/core/squash.h: the HTML white-space squasher (docs/decisions.md,
+// "The HTML squasher"). Plain C++17: no N-API, no allocation, no exceptions.
+// The rules live one stage per file in native/core/squash/; the TypeScript
+// twin (src/native/twins/squash-html.ts and src/native/twins/squash/) has the
+// same files under the same names and gives the same bytes.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 namespace kb {
+
+// The scheme of the request a page answers; link rewriting keeps a link's
+// scheme, so it rewrites "http://" links only for http and "https://" links
+// only for https (scheme-relative "//" links for any).
+enum class request_scheme : std::uint8_t { unknown, http, https };
 
 struct squash_options {
   // 0 copies the input; 1 and 2 squash (level 2's CSS/JS minification lives
@@ -21,6 +28,8 @@ struct squash_options {
   // The request path (no query); links to it with a query become "?query".
   const std::uint8_t* path = nullptr;
   std::size_t path_len = 0;
+  // The request's scheme; unknown rewrites only scheme-relative links.
+  request_scheme scheme = request_scheme::unknown;
 };
 
 // Squashes `len` bytes at `in` into `out`, which must hold `len` bytes and

@@ -30,7 +30,7 @@ export const Md5: new () => Md5Hasher = core.Md5;
  * attribute values are copied byte for byte.
  *
  * @param input - the HTML as a Buffer, another TypedArray or a DataView, or a string encoded as UTF-8
- * @param options - `level` (0 copy, 1 or 2 squash; default 1), `rewriteLinks` with `host` and `path`
+ * @param options - `level` (0 copy, 1 or 2 squash; default 1), `rewriteLinks` with `host`, `path` and `scheme`
  * @returns a new Buffer
  * @throws TypeError naming `input` or the bad option
  * @example squashHtml('<p>\n  hello   world\n</p>') // <Buffer '<p>\nhello world\n</p>'>

@@ -16,6 +16,11 @@ export interface SquashOptions {
   host?: string;
   /** The request path, without the query. */
   path?: string;
+  /**
+   * The request's scheme (`ctx.protocol`). Links keep their scheme: an `http://` link is shortened only when this
+   * is 'http', an `https://` link only when 'https'; a scheme-relative `//` link either way, or when this is absent.
+   */
+  scheme?: 'http' | 'https';
 }
 
 /** Streaming MD5, as `crypto.createHash('md5')` but limited to one digest. */

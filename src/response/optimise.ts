@@ -25,6 +25,8 @@ export interface OptimiseSettings {
   host: string;
   /** The request path, without the query. */
   path: string;
+  /** The request's scheme (`ctx.protocol`): links keep theirs, so only links of this scheme or none are shortened. */
+  scheme: string;
   logger: Logger;
   messages: Messages;
   /** False when debug lines would be dropped anyway, so none are built. */
@@ -196,7 +198,7 @@ async function minifyInline(html: Buffer, settings: OptimiseSettings): Promise<B
  * input is returned when optimisation did not make it smaller).
  *
  * @param body - the HTML bytes
- * @param settings - level, link rewriting with host and path, and the logger
+ * @param settings - level, link rewriting with host, path and scheme, and the logger
  * @returns the smaller of the optimised body and `body`
  */
 export async function optimiseHtml(body: Buffer, settings: OptimiseSettings): Promise<Buffer> {
@@ -205,6 +207,8 @@ export async function optimiseHtml(body: Buffer, settings: OptimiseSettings): Pr
     rewriteLinks: settings.rewriteLinks,
     host: settings.host,
     path: settings.path,
+    // Koa reads X-Forwarded-Proto as sent; any other value shortens only scheme-relative links.
+    scheme: settings.scheme === 'http' || settings.scheme === 'https' ? settings.scheme : undefined,
   });
   if (settings.level === 2) out = await minifyInline(out, settings);
   return out.length < body.length ? out : body;

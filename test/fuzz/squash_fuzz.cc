@@ -1,5 +1,5 @@
 // libFuzzer target for the HTML squasher (native/core/squash.cc), checking
-// the squasher's guarantees on every input:
+// its guarantees (docs/decisions.md) on every input:
 //   - the output is never longer than the input (level 0: equal to it);
 //   - squashing the output again gives it back (idempotence);
 //   - bytes >= 0x80 (so U+00A0 too) come out in order, all of them when the
@@ -23,6 +23,8 @@
 // "From the input": one length byte (mod 24), then that many bytes, folded to
 // ASCII (the twin takes host and path as strings; ASCII keeps the bytes the
 // core sees and the bytes the twin sees the same).
+// The request's scheme is the input's length mod 3: unknown, http, https (so
+// a mutation that grows or shrinks the input tries every scheme).
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -174,6 +176,9 @@ void build_structured(reader& r, squash_case& c) {
 squash_case decode(const u8* data, std::size_t size) {
   squash_case c;
   reader r{data, size};
+  const kb::request_scheme schemes[] = {kb::request_scheme::unknown, kb::request_scheme::http,
+                                        kb::request_scheme::https};
+  c.opt.scheme = schemes[size % 3];
   const u8 mode = r.next();
   c.opt.level = (mode & 3) == 3 ? 1 : (mode & 3);
   c.opt.rewrite_links = (mode >> 2) & 1;
@@ -227,10 +232,11 @@ bool contains(const bytes& hay, const char* needle) {
   return false;
 }
 
-bool is_ws(u8 c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
+// Form feed is not here: it is kept as it is.
+bool is_ws(u8 c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-// Text without markup: every run of ASCII white space becomes "\n" if it
-// held a line feed or a CR, else " " (the model of test/squash/properties).
+// Text without markup: every run of collapsible white space becomes "\n" if
+// it held a line feed or a CR, else " " (the model of test/squash/properties).
 bytes text_model(const bytes& in) {
   bytes out;
   for (std::size_t i = 0; i < in.size();) {
@@ -247,7 +253,9 @@ bytes text_model(const bytes& in) {
 
 void check_twin(const squash_case& c, const bytes& out) {
   bytes req{'S', static_cast<u8>(c.opt.level), static_cast<u8>(c.opt.rewrite_links),
-            static_cast<u8>((c.has_host ? 1 : 0) | (c.has_path ? 2 : 0))};
+            static_cast<u8>((c.has_host ? 1 : 0) | (c.has_path ? 2 : 0) |
+                            (c.opt.scheme == kb::request_scheme::http ? 4 : 0) |
+                            (c.opt.scheme == kb::request_scheme::https ? 8 : 0))};
   kb::fuzz::put_u32(req, static_cast<std::uint32_t>(c.host.size()));
   req.insert(req.end(), c.host.begin(), c.host.end());
   kb::fuzz::put_u32(req, static_cast<std::uint32_t>(c.path.size()));

@@ -6,7 +6,8 @@ import { packageRoot } from '../../src/native/binding.ts';
 
 test('native/core includes only std and POSIX headers', (t) => {
   const dir = join(packageRoot, 'native', 'core');
-  const files = readdirSync(dir).filter((f) => /\.(h|cc)$/.test(f));
+  // Recursive: the squasher's stages live in native/core/squash/.
+  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => /\.(h|cc)$/.test(f));
   t.true(files.length >= 3, 'the three cores are there');
   for (const file of files) {
     const includes = readFileSync(join(dir, file), 'utf8').match(/^\s*#\s*include\s*[<"][^>"]+[>"]/gm) ?? [];

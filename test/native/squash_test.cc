@@ -4,6 +4,7 @@
 // inputs equal to a one-line reference collapse). Runs under ASan/UBSan too.
 #include "core/html_tables.h"
 #include "core/squash.h"
+#include "core/squash/tags_attributes.h"
 
 #include <cstdint>
 #include <cstring>
@@ -23,9 +24,11 @@ std::string squash(const std::string& in, const kb::squash_options& opt = {}) {
   return std::string(reinterpret_cast<const char*>(out.data()), n);
 }
 
-kb::squash_options links(const char* host, const char* path = nullptr) {
+kb::squash_options links(const char* host, const char* path = nullptr,
+                         kb::request_scheme scheme = kb::request_scheme::http) {
   kb::squash_options opt;
   opt.rewrite_links = true;
+  opt.scheme = scheme;
   opt.host = reinterpret_cast<const std::uint8_t*>(host);
   opt.host_len = std::strlen(host);
   if (path) {
@@ -47,7 +50,20 @@ const rule_case kRules[] = {
     {"text run without LF becomes one space", "a \t  b", "a b"},
     {"text run with LF becomes one LF", "a  \r\n\t b", "a\nb"},
     {"lone CR is a line break to the parser, becomes LF", "a\rb", "a\nb"},
-    {"form feed is white space", "a\f\fb", "a b"},
+    {"form feed is kept as it is (CSS draws it, it does not collapse)", "a\f\fb", "a\f\fb"},
+    {"form feed ends no run: the runs on both sides collapse apart", "a  \f \t b", "a \f b"},
+    {"form feed between block tags is content: kept, with its runs", "</div> \f <div>", "</div> \f <div>"},
+    {"form feed in a tag is copied; the runs around it collapse", "<div \f  class=x\f>", "<div \f class=x\f>"},
+    {"form feed still ends a tag name", "<div\fclass=x>\n<p>", "<div\fclass=x><p>"},
+    {"a comment after white space with a form feed stays (Chromium may not draw that node)",
+     "</div> \f <!-- c --> x", "</div> \f <!-- c --> x"},
+    {"a comment before white space with a form feed stays", "<b>x</b> <!-- c --> \f <i>", "<b>x</b> <!-- c --> \f <i>"},
+    {"a form feed inside other text does not keep a comment", "a\f<!-- c --> b", "a\f b"},
+    {"a run holding only CR becomes LF", "a \r b", "a\nb"},
+    {"CRLF runs between block tags go", "</p>\r\n\r\n<p>", "</p><p>"},
+    {"CR in a tag is a line break", "<div\r   class=x>", "<div\nclass=x>"},
+    {"white space just inside a block next to text stays", "<div>\n  text\n</div>", "<div>\ntext\n</div>"},
+    {"white space just inside a block next to an inline tag stays", "<p>\n  <b>x</b>  </p>", "<p>\n<b>x</b> </p>"},
     {"vertical tab is not white space", "a\v\vb", "a\v\vb"},
     {"NBSP and non-ASCII bytes stay", "a \xC2\xA0 \xF0\x9F\x98\x80  b", "a \xC2\xA0 \xF0\x9F\x98\x80 b"},
     {"white space between two inline tags stays, collapsed", "<b>x</b>   <i>y</i>", "<b>x</b> <i>y</i>"},
@@ -134,7 +150,7 @@ TEST(tag_table_classifies_every_listed_name_in_any_case_and_nothing_else) {
   for (const kb::html::tag_entry& e : kb::html::kTags) {
     std::string name = e.name;
     const auto cls = [](const std::string& s) {
-      return kb::html::classify_tag(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
+      return kb::squash::classify_tag(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
     };
     ASSERT_EQ(cls(name), e.flags);
     std::string upper = name, mixed = name;
@@ -154,10 +170,10 @@ TEST(tag_table_classifies_every_listed_name_in_any_case_and_nothing_else) {
     ASSERT_EQ(cls(bent) == e.flags, false);
   }
   for (const char* other : {"span", "h7", "div2", "search", "dialog", "select", "svg", "my-element", "scripts", "blockquotes"}) {
-    ASSERT_EQ(kb::html::classify_tag(reinterpret_cast<const std::uint8_t*>(other), std::strlen(other)), 0u);
+    ASSERT_EQ(kb::squash::classify_tag(reinterpret_cast<const std::uint8_t*>(other), std::strlen(other)), 0u);
   }
   const std::uint8_t h_control[] = {'h', 0x11};  // 0x11 | 0x20 == '1': must not pass for h1
-  ASSERT_EQ(kb::html::classify_tag(h_control, 2), 0u);
+  ASSERT_EQ(kb::squash::classify_tag(h_control, 2), 0u);
 }
 
 TEST(vector_and_scalar_tag_paths_agree) {
@@ -180,7 +196,9 @@ TEST(link_rewriting) {
     const char* expected;
   } cases[] = {
       {"<a href=\"http://example.com:8080/a/b?c#d\">", "<a href=\"/a/b?c#d\">"},
-      {"<A HREF=\"HTTPS://EXAMPLE.COM:8080\">", "<A HREF=\"/\">"},
+      {"<A HREF=\"HTTP://EXAMPLE.COM:8080\">", "<A HREF=\"/\">"},
+      // An https link on an http page keeps its scheme.
+      {"<a href=\"https://example.com:8080/a\">", "<a href=\"https://example.com:8080/a\">"},
       {"<a href=\"//example.com:8080?x\">", "<a href=\"/?x\">"},
       {"<a href=\"http://example.com:8080/shop?page=2#top\">", "<a href=\"?page=2#top\">"},
       {"<a href=\"http://example.com:8080/shop#top\">", "<a href=\"/shop#top\">"},
@@ -204,6 +222,16 @@ TEST(link_rewriting) {
   ASSERT_BYTES_EQ(squash("<a href=\"http://example.com:8080/a\">"), "<a href=\"http://example.com:8080/a\">");
   kb::squash_options no_host = links("");
   ASSERT_BYTES_EQ(squash("<a href=\"//x/a\">", no_host), "<a href=\"//x/a\">");
+  // The scheme: a link is rewritten only when its scheme is the request's,
+  // or absent; without a known scheme only "//" links are.
+  const kb::request_scheme https = kb::request_scheme::https, unknown = kb::request_scheme::unknown;
+  ASSERT_BYTES_EQ(squash("<a href=\"https://h/a\">", links("h", nullptr, https)), "<a href=\"/a\">");
+  ASSERT_BYTES_EQ(squash("<a href=\"HTTPS://H/a\">", links("h", nullptr, https)), "<a href=\"/a\">");
+  ASSERT_BYTES_EQ(squash("<a href=\"http://h/a\">", links("h", nullptr, https)), "<a href=\"http://h/a\">");
+  ASSERT_BYTES_EQ(squash("<img src=\"//h/a\">", links("h", nullptr, https)), "<img src=\"/a\">");
+  ASSERT_BYTES_EQ(squash("<a href=\"http://h/a\">", links("h", nullptr, unknown)), "<a href=\"http://h/a\">");
+  ASSERT_BYTES_EQ(squash("<a href=\"https://h/a\">", links("h", nullptr, unknown)), "<a href=\"https://h/a\">");
+  ASSERT_BYTES_EQ(squash("<a href=\"//h/a\">", links("h", nullptr, unknown)), "<a href=\"/a\">");
   // Path "/" matches an empty URL path.
   ASSERT_BYTES_EQ(squash("<a href=\"http://h?q\">", links("h", "/")), "<a href=\"?q\">");
 }
@@ -222,14 +250,14 @@ std::string collapse_reference(const std::string& in) {
   std::string out;
   for (std::size_t i = 0; i < in.size();) {
     const unsigned char c = static_cast<unsigned char>(in[i]);
-    const bool ws = c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+    const bool ws = c == ' ' || c == '\t' || c == '\n' || c == '\r';  // not form feed: it stays
     if (!ws) {
       out += in[i++];
       continue;
     }
     bool lf = false;
     // CR counts as LF: the parser turns it into one.
-    for (; i < in.size() && std::strchr(" \t\n\f\r", in[i]) && in[i] != 0; ++i) lf |= in[i] == '\n' || in[i] == '\r';
+    for (; i < in.size() && std::strchr(" \t\n\r", in[i]) && in[i] != 0; ++i) lf |= in[i] == '\n' || in[i] == '\r';
     out += lf ? '\n' : ' ';
   }
   return out;

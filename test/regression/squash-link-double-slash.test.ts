@@ -12,7 +12,7 @@
 import test from 'ava';
 import { impls } from '../helpers/impls.ts';
 
-const options = { rewriteLinks: true, host: 'shop.example.com', path: '/catalog' };
+const options = { rewriteLinks: true, host: 'shop.example.com', path: '/catalog', scheme: 'https' } as const;
 const page = 'https://shop.example.com/catalog?page=1';
 
 const links = [

@@ -127,6 +127,27 @@ const badOptions: Array<[string, unknown, string, string, string]> = [
     'ERR_INVALID_ARG_TYPE',
     'The "options.path" property must be a string or undefined (received type object)',
   ],
+  [
+    'a boolean for scheme',
+    { scheme: true },
+    'TypeError',
+    'ERR_INVALID_ARG_TYPE',
+    "The \"options.scheme\" property must be 'http', 'https' or undefined (received type boolean)",
+  ],
+  [
+    'a scheme other than http and https',
+    { scheme: 'ftp' },
+    'TypeError',
+    'ERR_INVALID_ARG_VALUE',
+    "The \"options.scheme\" property must be 'http', 'https' or undefined (received the string 'ftp')",
+  ],
+  [
+    'an upper-case scheme',
+    { scheme: 'HTTPS' },
+    'TypeError',
+    'ERR_INVALID_ARG_VALUE',
+    "The \"options.scheme\" property must be 'http', 'https' or undefined (received the string 'HTTPS')",
+  ],
 ];
 
 const page = '<ul>\n  <li>a</li>\n  <li>b  c</li>\n</ul>\n';
@@ -168,7 +189,13 @@ for (const [name, impl] of impls) {
     t.true(squash(page, undefined).equals(expected), 'undefined options');
     t.true(squash(page, {}).equals(expected), 'empty options');
     t.true(
-      squash(page, { level: undefined, rewriteLinks: undefined, host: undefined, path: undefined }).equals(expected),
+      squash(page, {
+        level: undefined,
+        rewriteLinks: undefined,
+        host: undefined,
+        path: undefined,
+        scheme: undefined,
+      }).equals(expected),
       'undefined values',
     );
     t.true(
@@ -178,7 +205,7 @@ for (const [name, impl] of impls) {
     t.true(squash(page, []).equals(expected), 'an array is an object with no options set');
   });
 
-  test(`${name}: options are read once each, in the order level, rewriteLinks, host, path`, (t) => {
+  test(`${name}: options are read once each, in the order level, rewriteLinks, host, path, scheme`, (t) => {
     const reads: string[] = [];
     const options = {};
     for (const [key, value] of [
@@ -186,12 +213,13 @@ for (const [name, impl] of impls) {
       ['rewriteLinks', true],
       ['host', 'h'],
       ['path', '/x'],
+      ['scheme', 'http'],
       ['other', 1],
     ] as const) {
       Object.defineProperty(options, key, { get: () => (reads.push(key), value), enumerable: true });
     }
     const out = squash('<a href="http://h/x?y">', options);
-    t.deepEqual(reads, ['level', 'rewriteLinks', 'host', 'path']);
+    t.deepEqual(reads, ['level', 'rewriteLinks', 'host', 'path', 'scheme']);
     t.is(out.toString(), '<a href="?y">', 'the options read through getters are used');
   });
 

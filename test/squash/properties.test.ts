@@ -142,8 +142,10 @@ const soup = fc
 
 const OPTIONS: SquashOptions[] = [
   {},
+  { rewriteLinks: true, host: 'h', path: '/x', scheme: 'http' },
+  { rewriteLinks: true, host: 'h', path: '/x', scheme: 'https' },
   { rewriteLinks: true, host: 'h', path: '/x' },
-  { level: 2, rewriteLinks: true, host: 'H' },
+  { level: 2, rewriteLinks: true, host: 'H', scheme: 'https' },
 ];
 const options = fc.constantFrom(...OPTIONS);
 
@@ -179,10 +181,11 @@ for (const [name, impl] of impls) {
   });
 
   test(`${name}: text without markup collapses exactly like a one-line model`, (t) => {
-    // The model: every run of \t \n \f \r or space becomes "\n" if it held a line feed (or a CR, which the parser makes one), else " ".
+    // The model: every run of \t \n \r or space becomes "\n" if it held a line feed (or a CR, which the parser
+    // makes one), else " "; a form feed is text and stays.
     const model = (s: Buffer) =>
       Buffer.from(
-        s.toString('latin1').replace(/[\t\n\f\r ]+/g, (run) => (/[\n\r]/.test(run) ? '\n' : ' ')),
+        s.toString('latin1').replace(/[\t\n\r ]+/g, (run) => (/[\n\r]/.test(run) ? '\n' : ' ')),
         'latin1',
       );
     const text = fc

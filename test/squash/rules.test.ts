@@ -1,5 +1,5 @@
 /**
- * The squasher's rules (docs/architecture.md, "The squasher"), one small input → expected case
+ * The squasher's rules (docs/decisions.md), one small input → expected case
  * each, written by hand, run on the native addon and on the twin. The case's
  * `rule` says what it pins down; the corpus tests cover whole pages.
  */
@@ -14,9 +14,10 @@ interface RuleCase {
   options?: SquashOptions;
 }
 
-const link = (path?: string): SquashOptions => ({
+const link = (path?: string, scheme: SquashOptions['scheme'] = 'http'): SquashOptions => ({
   rewriteLinks: true,
   host: 'Example.com:8080',
+  scheme,
   ...(path ? { path } : {}),
 });
 
@@ -29,7 +30,36 @@ const cases: RuleCase[] = [
     input: 'a\rb',
     expected: 'a\nb',
   },
-  { rule: 'form feed is white space', input: 'a\f\fb', expected: 'a b' },
+  { rule: 'form feed is kept as it is (CSS draws it, it does not collapse)', input: 'a\f\fb', expected: 'a\f\fb' },
+  {
+    rule: 'form feed ends no run: the runs on both sides collapse apart',
+    input: 'a  \f \t b',
+    expected: 'a \f b',
+  },
+  {
+    rule: 'form feed between block tags is content: kept, with the runs around it',
+    input: '</div> \f <div>',
+    expected: '</div> \f <div>',
+  },
+  {
+    rule: 'form feed in a tag is copied; the runs around it collapse',
+    input: '<div \f  class=x\f>',
+    expected: '<div \f class=x\f>',
+  },
+  { rule: 'form feed still ends a tag name', input: '<div\fclass=x>\n<p>', expected: '<div\fclass=x><p>' },
+  {
+    rule: 'a comment after white space with a form feed stays (Chromium may not draw that node)',
+    input: '</div> \f <!-- c --> x',
+    expected: '</div> \f <!-- c --> x',
+  },
+  {
+    rule: 'a comment before white space with a form feed stays',
+    input: '<b>x</b> <!-- c --> \f <i>',
+    expected: '<b>x</b> <!-- c --> \f <i>',
+  },
+  { rule: 'a form feed inside other text does not keep a comment', input: 'a\f<!-- c --> b', expected: 'a\f b' },
+  { rule: 'a run holding only a CR becomes a line feed', input: 'a \r b', expected: 'a\nb' },
+  { rule: 'CR in a tag is a line break', input: '<div\r   class=x>', expected: '<div\nclass=x>' },
   { rule: 'a lone tab becomes a space', input: 'a\tb', expected: 'a b' },
   { rule: 'a lone space or line feed is left as it is', input: 'a b\nc', expected: 'a b\nc' },
   { rule: 'vertical tab is not HTML white space', input: 'a\v\vb', expected: 'a\v\vb' },
@@ -361,7 +391,7 @@ const cases: RuleCase[] = [
   },
   {
     rule: 'scheme and host are matched without regard to case; an empty path becomes /',
-    input: '<A HREF="HTTPS://EXAMPLE.COM:8080">',
+    input: '<A HREF="HTTP://EXAMPLE.COM:8080">',
     expected: '<A HREF="/">',
     options: link(),
   },
@@ -400,6 +430,36 @@ const cases: RuleCase[] = [
     input: '<img  src="http://example.com:8080/i.png"  alt=x>',
     expected: '<img src="/i.png" alt=x>',
     options: link(),
+  },
+  {
+    rule: 'on an http request an https self link keeps its scheme',
+    input: '<a href="https://example.com:8080/a">',
+    expected: '<a href="https://example.com:8080/a">',
+    options: link(),
+  },
+  {
+    rule: 'on an https request an https self link becomes root-relative',
+    input: '<a href="HTTPS://example.com:8080/a?q">',
+    expected: '<a href="/a?q">',
+    options: link(undefined, 'https'),
+  },
+  {
+    rule: 'on an https request an http self link keeps its scheme',
+    input: '<a href="http://example.com:8080/a"><img src="http://example.com:8080/i">',
+    expected: '<a href="http://example.com:8080/a"><img src="http://example.com:8080/i">',
+    options: link(undefined, 'https'),
+  },
+  {
+    rule: 'on an https request a protocol-relative self link becomes root-relative',
+    input: '<img src="//example.com:8080/i.png">',
+    expected: '<img src="/i.png">',
+    options: link(undefined, 'https'),
+  },
+  {
+    rule: 'without a scheme only protocol-relative self links are rewritten',
+    input: '<a href="http://example.com:8080/a"><a href="https://example.com:8080/b"><a href="//example.com:8080/c">',
+    expected: '<a href="http://example.com:8080/a"><a href="https://example.com:8080/b"><a href="/c">',
+    options: { rewriteLinks: true, host: 'Example.com:8080' },
   },
   {
     rule: 'another port is another host',
