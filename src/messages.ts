@@ -35,6 +35,7 @@ export const defaultMessages = {
   unknown_encoding: "unknown encoding '%{name}'",
   option_compression_levels: 'compressionLevels must be an object of levels by coding (br 0–11, zstd 1–22, gzip 0–9)',
   option_compressible_types: 'compressibleTypes must be an array of media types (strings or RegExps)',
+  option_default_cache_control: 'defaultCacheControl must be a Cache-Control value (a non-empty string) or false',
   option_excluded_types: 'excludedTypes must be an array of media types (strings or RegExps)',
   option_vary_by: 'varyBy must be an array of header names',
   option_cache_key: 'cacheKey must be a string or a function',

@@ -303,7 +303,12 @@ const validate: Step = async (work, shared) => {
     // The options carry the template paths, the cache, the logger and the messages a scan needs.
     const found = lastModifiedSeconds(options.lastModified, ctx, options);
     const seconds = found instanceof Promise ? await found : found;
-    if (seconds !== undefined) ctx.response.set('Last-Modified', httpDate(seconds));
+    if (seconds !== undefined) {
+      ctx.response.set('Last-Modified', httpDate(seconds));
+      // A generated date alone lets a browser hold the page fresh for a tenth of its age (RFC 9111 4.2.2).
+      if (options.defaultCacheControl !== '' && !ctx.res.hasHeader('Cache-Control') && !ctx.res.hasHeader('Expires'))
+        ctx.response.set('Cache-Control', options.defaultCacheControl);
+    }
   }
   if (!options.generate304) return true;
   const headers = ctx.request.headers;

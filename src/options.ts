@@ -74,6 +74,13 @@ export interface BufferOptions {
   compressionLevels?: Partial<Record<EncodingName, number>>;
   /** Media types to compress: exact strings (case-insensitive) or RegExps. @defaultValue text/*, JSON, JavaScript, XML, XHTML, SVG, +json, +xml */
   compressibleTypes?: Array<string | RegExp>;
+  /**
+   * Cache-Control given to a 200 GET/HEAD response that got a generated
+   * Last-Modified and carries neither Cache-Control nor Expires, so browsers
+   * do not hold a dynamic page fresh for a tenth of its Last-Modified age
+   * (RFC 9111 4.2.2); false for none. @defaultValue 'no-cache'
+   */
+  defaultCacheControl?: string | false;
   /** Media types never buffered. @defaultValue ['text/event-stream'] */
   excludedTypes?: Array<string | RegExp>;
   /** The server-side cache: true (in-memory), a Keyv-compatible store, or 'sqlite:PATH' / 'redis://…'. */
@@ -135,6 +142,8 @@ export interface ResolvedOptions {
   encodings: readonly Coding[];
   compressionLevels: Readonly<Record<Coding, number>>;
   compressibleTypes: TypeMatcher;
+  /** '' for none. */
+  defaultCacheControl: string;
   excludedTypes: TypeMatcher;
   cache: true | CacheStore | string | undefined;
   /** Seconds. */
@@ -173,6 +182,7 @@ const defaults: Omit<ResolvedOptions, 'messages' | 'logger' | 'encodings'> = {
   minCompressSize: 32,
   compressionLevels: defaultLevels,
   compressibleTypes: new TypeMatcher(defaultCompressibleTypes),
+  defaultCacheControl: 'no-cache',
   excludedTypes: new TypeMatcher(defaultExcludedTypes),
   cache: undefined,
   cacheDuration: 600,
@@ -253,6 +263,10 @@ const rules: Record<keyof BufferOptions, Rule> = {
   compressContent: flag,
   compressibleTypes: { key: 'option_compressible_types', ok: isMediaTypeList },
   compressionLevels: { key: 'option_compression_levels', ok: isLevels },
+  defaultCacheControl: {
+    key: 'option_default_cache_control',
+    ok: (v) => isNil(v) || v === false || (typeof v === 'string' && v.trim() !== '' && !/[\r\n\0]/.test(v)),
+  },
   encodings: { key: 'option_encodings', ok: (v) => Array.isArray(v) && v.every((e) => typeof e === 'string') },
   excludedTypes: { key: 'option_excluded_types', ok: isMediaTypeList },
   generate304: flag,
@@ -360,6 +374,7 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     encodings,
     compressionLevels: { ...defaultLevels, ...canonicalLevels(o.compressionLevels) },
     compressibleTypes: has('compressibleTypes') ? new TypeMatcher(o.compressibleTypes!) : defaults.compressibleTypes,
+    defaultCacheControl: defaultCacheControlOf(has('defaultCacheControl'), o.defaultCacheControl),
     excludedTypes: has('excludedTypes') ? new TypeMatcher(o.excludedTypes!) : defaults.excludedTypes,
     cache: isNil(o.cache) || (o.cache as unknown) === false ? undefined : o.cache,
     cacheDuration: isNil(o.cacheDuration) ? defaults.cacheDuration : parseDuration(o.cacheDuration)!,
@@ -376,6 +391,16 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     messages,
     logger,
   };
+}
+
+/**
+ * The defaultCacheControl option as the pipeline uses it: '' for none. Only
+ * `false` turns the guard off; `undefined` keeps the default, as the guard
+ * protects visitors from a page their browser would never ask for again.
+ */
+function defaultCacheControlOf(given: boolean, value: unknown): string {
+  if (!given || isNil(value)) return defaults.defaultCacheControl;
+  return typeof value === 'string' ? value.trim() : '';
 }
 
 /** Levels keyed by canonical coding (x-gzip counts as gzip); non-numbers are dropped. */
@@ -458,6 +483,7 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
   compressionLevels: (v) => ({ ...defaultLevels, ...canonicalLevels(v) }),
   compressibleTypes: (v) => new TypeMatcher(Array.isArray(v) ? v : []),
   excludedTypes: (v) => new TypeMatcher(Array.isArray(v) ? v : []),
+  defaultCacheControl: (v) => (typeof v === 'string' && !/[\r\n\0]/.test(v) ? v.trim() : ''),
   varyBy: (v) => (Array.isArray(v) ? v.filter((h) => typeof h === 'string').map((h: string) => h.toLowerCase()) : []),
   cacheLockTimeout: (v) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : defaultCacheLockTimeout),
   cacheDuration: (v) => parseDuration(v) ?? defaults.cacheDuration,
