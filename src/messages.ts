@@ -42,6 +42,7 @@ export const defaultMessages = {
   option_cache: "cache must be true, a store with get(), set() and delete(), or a 'sqlite:PATH' or 'redis://' URL",
   option_cache_duration: 'cacheDuration must be a duration (seconds, or e.g. "10 minutes")',
   option_cache_max_size: 'cacheMaxSize must be a positive integer number of bytes',
+  option_cache_request_no_cache: "cacheRequestNoCache must be 'ignore', 'refresh' or 'bypass'",
   option_cache_wait_failure: "cacheWaitFailure must be 'retry-later' or 'run'",
   option_cache_store_timeout: 'cacheStoreTimeout must be a positive number of seconds',
   option_template_paths: 'templatePaths must be an array of file or directory paths',

@@ -87,6 +87,15 @@ export interface BufferOptions {
   cache?: true | CacheStore | string;
   /** Seconds or a duration string. @defaultValue '10 minutes' */
   cacheDuration?: number | string;
+  /**
+   * What a request's `Cache-Control: no-cache` (or no-store, private,
+   * max-age=0, or `Pragma: no-cache` without Cache-Control) does: 'ignore'
+   * (answered as any request, so no client can switch the stampede
+   * protection off), 'refresh' (rebuilds the entry through the flight: one
+   * build per key at a time, the result stored), 'bypass' (runs uncached,
+   * stores nothing). @defaultValue 'ignore'
+   */
+  cacheRequestNoCache?: 'ignore' | 'refresh' | 'bypass';
   /** Replaces the generated cache key; '' falls back to it. */
   cacheKey?: string | ((ctx: Context) => string | undefined | null);
   /** Coalesce concurrent misses of one key. @defaultValue true */
@@ -148,6 +157,7 @@ export interface ResolvedOptions {
   cache: true | CacheStore | string | undefined;
   /** Seconds. */
   cacheDuration: number;
+  cacheRequestNoCache: 'ignore' | 'refresh' | 'bypass';
   cacheKey: string | ((ctx: Context) => string | undefined | null) | undefined;
   cacheSingleFlight: boolean;
   /** Seconds. */
@@ -186,6 +196,7 @@ const defaults: Omit<ResolvedOptions, 'messages' | 'logger' | 'encodings'> = {
   excludedTypes: new TypeMatcher(defaultExcludedTypes),
   cache: undefined,
   cacheDuration: 600,
+  cacheRequestNoCache: 'ignore',
   cacheKey: undefined,
   cacheSingleFlight: true,
   cacheLockTimeout: defaultCacheLockTimeout,
@@ -254,6 +265,10 @@ const rules: Record<keyof BufferOptions, Rule> = {
     ok: (v) => isNil(v) || (typeof v === 'number' && Number.isFinite(v) && v > 0),
   },
   cacheMaxSize: { key: 'option_cache_max_size', ok: (v) => isNil(v) || (isNonNegativeInteger(v) && v > 0) },
+  cacheRequestNoCache: {
+    key: 'option_cache_request_no_cache',
+    ok: (v) => isNil(v) || v === 'ignore' || v === 'refresh' || v === 'bypass',
+  },
   cacheSingleFlight: flag,
   cacheStoreTimeout: {
     key: 'option_cache_store_timeout',
@@ -378,6 +393,7 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     excludedTypes: has('excludedTypes') ? new TypeMatcher(o.excludedTypes!) : defaults.excludedTypes,
     cache: isNil(o.cache) || (o.cache as unknown) === false ? undefined : o.cache,
     cacheDuration: isNil(o.cacheDuration) ? defaults.cacheDuration : parseDuration(o.cacheDuration)!,
+    cacheRequestNoCache: o.cacheRequestNoCache ?? defaults.cacheRequestNoCache,
     cacheKey: o.cacheKey ?? undefined,
     cacheSingleFlight: flagOption('cacheSingleFlight'),
     cacheLockTimeout,
@@ -491,6 +507,7 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
   cache: (v) => (v === false || v === null ? undefined : v),
   cacheKey: (v) => (v === null ? undefined : v),
   cacheWaitFailure: (v) => (v === 'run' ? 'run' : 'retry-later'),
+  cacheRequestNoCache: (v) => (v === 'refresh' || v === 'bypass' ? v : 'ignore'),
   cacheStoreTimeout: (v) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : defaults.cacheStoreTimeout),
 };
 

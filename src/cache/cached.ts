@@ -18,7 +18,7 @@ import type { RequestState, StoreableResponse } from '../context.ts';
 import { readOverride, responseOptions, type ResolvedOptions } from '../options.ts';
 import { sectionDeclarations } from '../section.ts';
 import { errorText } from './bounded.ts';
-import { bypassReason } from './bypass.ts';
+import { bypassReason, requestRefusesStored } from './bypass.ts';
 import {
   statusBypass,
   statusCollapsed,
@@ -81,7 +81,7 @@ function decide(ctx: Context, state: RequestState, runtime: CacheRuntime): boole
   const options = responseOptions(state.config, sectionDeclarations(ctx), override.values);
   // One clock read serves the environment switches, freshness, staleness and the hit's ttl.
   const now = Date.now();
-  const bypass = bypassReason(ctx, options.cache !== undefined, now);
+  const bypass = bypassReason(ctx, options.cache !== undefined, now, options);
   if (bypass !== undefined) return bypassed(ctx, bypass);
   const store = runtime.storeFor(options.cache);
   if (store === undefined) return bypassed(ctx, 'CACHE-OFF');
@@ -93,8 +93,12 @@ function decide(ctx: Context, state: RequestState, runtime: CacheRuntime): boole
     runtime.log.error('log_cache_key_failed', { error: errorText(error) });
     return bypassed(ctx, 'KEY-ERROR');
   }
-  const visit: Visit = { state, runtime, options, slot: { store, key, options, log: runtime.log } };
-  const seen = lookup(visit.slot, now);
+  // 'refresh': the stored entry is not looked at; the request rebuilds it through the flight.
+  const refresh = options.cacheRequestNoCache === 'refresh' && requestRefusesStored(ctx.request.headers);
+  const slot: Slot = { store, key, options, log: runtime.log, notBefore: refresh ? now : 0 };
+  const visit: Visit = { state, runtime, options, slot };
+  if (refresh) return afterLookup(ctx, visit, refreshing);
+  const seen = lookup(slot, now);
   return seen instanceof Promise ? seen.then((found) => afterLookup(ctx, visit, found)) : afterLookup(ctx, visit, seen);
 }
 
@@ -110,6 +114,9 @@ function afterLookup(ctx: Context, visit: Visit, seen: Lookup): boolean | Promis
   if (!options.cacheSingleFlight) return solo(visit, seen.miss);
   return fly(ctx, visit, seen.miss);
 }
+
+/** What a refresh looks up: nothing, it goes to the action (or joins the build under way). */
+const refreshing: Lookup = { miss: 'request' };
 
 function bypassed(ctx: Context, detail: string): false {
   statusBypass(ctx, detail);
