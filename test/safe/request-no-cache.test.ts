@@ -123,8 +123,10 @@ test('refresh: during a rebuild plain requests get the stored page, and a second
   // The stored entry is still build 1: a plain request is a hit on it, not a second build.
   const plain = await s.server.request('/');
   t.is(plain.body.toString(), '<!doctype html><p>build 1</p>');
+  const arrived = s.arrived();
   const second = s.server.request('/', { headers: { 'cache-control': 'max-age=0' } });
-  await sleep(50);
+  while (s.arrived() === arrived) await sleep(5);
+  await sleep(20); // from the outer middleware to the flight: no I/O between
   s.release();
   t.is((await refresh).body.toString(), '<!doctype html><p>build 2</p>');
   t.is((await second).body.toString(), '<!doctype html><p>build 2</p>', 'a second refresh joined the first');
