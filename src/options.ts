@@ -83,8 +83,14 @@ export interface BufferOptions {
   defaultCacheControl?: string | false;
   /** Media types never buffered. @defaultValue ['text/event-stream'] */
   excludedTypes?: Array<string | RegExp>;
-  /** The server-side cache: true (in-memory), a Keyv-compatible store, or 'sqlite:PATH' / 'redis://…'. */
-  cache?: true | CacheStore | string;
+  /**
+   * The server-side cache: true (in-memory), a Keyv-compatible store, a Keyv,
+   * an lru-cache LRUCache, an ioredis Redis or Cluster, or 'sqlite:PATH' /
+   * 'redis://…'. Another object is probed once at start-up.
+   */
+  cache?: true | CacheStore | object | string;
+  /** Bytes the in-memory store (`cache: true`) holds at most, keys and entries. @defaultValue 64 MiB */
+  cacheMemoryBytes?: number;
   /** Seconds or a duration string. @defaultValue '10 minutes' */
   cacheDuration?: number | string;
   /**
@@ -154,7 +160,8 @@ export interface ResolvedOptions {
   /** '' for none. */
   defaultCacheControl: string;
   excludedTypes: TypeMatcher;
-  cache: true | CacheStore | string | undefined;
+  cache: true | CacheStore | object | string | undefined;
+  cacheMemoryBytes: number;
   /** Seconds. */
   cacheDuration: number;
   cacheRequestNoCache: 'ignore' | 'refresh' | 'bypass';
@@ -195,6 +202,7 @@ const defaults: Omit<ResolvedOptions, 'messages' | 'logger' | 'encodings'> = {
   defaultCacheControl: 'no-cache',
   excludedTypes: new TypeMatcher(defaultExcludedTypes),
   cache: undefined,
+  cacheMemoryBytes: 64 * 1024 * 1024,
   cacheDuration: 600,
   cacheRequestNoCache: 'ignore',
   cacheKey: undefined,
@@ -254,8 +262,11 @@ const rules: Record<keyof BufferOptions, Rule> = {
       v === false ||
       v === true ||
       hasMethods(v, 'get', 'set', 'delete') ||
+      // An ioredis Redis or Cluster: its get returns text and it has no delete, so it gets an adapter.
+      hasMethods(v, 'getBuffer', 'set', 'del', 'defineCommand') ||
       (typeof v === 'string' && isCacheUrl(v)),
   },
+  cacheMemoryBytes: { key: 'option_cache_memory_bytes', ok: (v) => isNil(v) || (isNonNegativeInteger(v) && v > 0) },
   cacheDuration: { key: 'option_cache_duration', ok: (v) => isNil(v) || isPositiveDuration(v) },
   cacheKey: { key: 'option_cache_key', ok: (v) => isNil(v) || typeof v === 'string' || typeof v === 'function' },
   cacheLock: { key: 'option_cache_lock', ok: (v) => isNil(v) || hasMethods(v, 'acquire', 'release') },
@@ -392,6 +403,7 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     defaultCacheControl: defaultCacheControlOf(has('defaultCacheControl'), o.defaultCacheControl),
     excludedTypes: has('excludedTypes') ? new TypeMatcher(o.excludedTypes!) : defaults.excludedTypes,
     cache: isNil(o.cache) || (o.cache as unknown) === false ? undefined : o.cache,
+    cacheMemoryBytes: o.cacheMemoryBytes ?? defaults.cacheMemoryBytes,
     cacheDuration: isNil(o.cacheDuration) ? defaults.cacheDuration : parseDuration(o.cacheDuration)!,
     cacheRequestNoCache: o.cacheRequestNoCache ?? defaults.cacheRequestNoCache,
     cacheKey: o.cacheKey ?? undefined,
@@ -465,6 +477,7 @@ const registrationOnly = new Set([
   'templateMtimeCacheDuration',
   'cacheLock',
   'cacheLockDir',
+  'cacheMemoryBytes',
 ]);
 
 /**
