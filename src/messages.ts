@@ -42,6 +42,7 @@ export const defaultMessages = {
   option_cache:
     "cache must be true, a store with get(), set() and delete(), an LRUCache, a Keyv, an ioredis client, or a 'sqlite:PATH' or 'redis://' URL",
   option_cache_store: 'cache store refused: %{problem}',
+  option_cache_hosts: 'cacheHosts must be an array of host names, without ports',
   option_cache_memory_bytes: 'cacheMemoryBytes must be a positive integer number of bytes',
   option_cache_duration: 'cacheDuration must be a duration (seconds, or e.g. "10 minutes")',
   option_cache_max_size: 'cacheMaxSize must be a positive integer number of bytes',

@@ -89,6 +89,13 @@ export interface BufferOptions {
    * 'redis://…'. Another object is probed once at start-up.
    */
   cache?: true | CacheStore | object | string;
+  /**
+   * Host names (no port, case-insensitive) whose pages may be cached; a
+   * request for any other Host bypasses the cache (`detail=HOST`), so forged
+   * Host headers cannot fill the store. With `app.proxy`, the Host is
+   * X-Forwarded-Host's, as Koa reads it. @defaultValue any host
+   */
+  cacheHosts?: string[];
   /** Bytes the in-memory store (`cache: true`) holds at most, keys and entries. @defaultValue 64 MiB */
   cacheMemoryBytes?: number;
   /** Seconds or a duration string. @defaultValue '10 minutes' */
@@ -162,6 +169,8 @@ export interface ResolvedOptions {
   excludedTypes: TypeMatcher;
   cache: true | CacheStore | object | string | undefined;
   cacheMemoryBytes: number;
+  /** Lowercased host names; undefined for any. */
+  cacheHosts: ReadonlySet<string> | undefined;
   /** Seconds. */
   cacheDuration: number;
   cacheRequestNoCache: 'ignore' | 'refresh' | 'bypass';
@@ -203,6 +212,7 @@ const defaults: Omit<ResolvedOptions, 'messages' | 'logger' | 'encodings'> = {
   excludedTypes: new TypeMatcher(defaultExcludedTypes),
   cache: undefined,
   cacheMemoryBytes: 64 * 1024 * 1024,
+  cacheHosts: undefined,
   cacheDuration: 600,
   cacheRequestNoCache: 'ignore',
   cacheKey: undefined,
@@ -230,6 +240,10 @@ const isPositiveDuration = (v: unknown): boolean => {
   const seconds = parseDuration(v);
   return seconds !== undefined && seconds > 0;
 };
+/** A host name or IPv4 address, or an IPv6 address in brackets; no port. */
+const hostName = /^(?:[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?|\[[0-9a-f:.]+\])$/i;
+const hostSet = (hosts: readonly unknown[]): ReadonlySet<string> =>
+  new Set(hosts.filter((h): h is string => typeof h === 'string').map((h) => h.toLowerCase()));
 const headerName = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
 const isCacheUrl = (v: string): boolean => /^sqlite:.+$/.test(v) || /^rediss?:\/\/.+$/.test(v);
 
@@ -265,6 +279,10 @@ const rules: Record<keyof BufferOptions, Rule> = {
       // An ioredis Redis or Cluster: its get returns text and it has no delete, so it gets an adapter.
       hasMethods(v, 'getBuffer', 'set', 'del', 'defineCommand') ||
       (typeof v === 'string' && isCacheUrl(v)),
+  },
+  cacheHosts: {
+    key: 'option_cache_hosts',
+    ok: (v) => isNil(v) || (Array.isArray(v) && v.every((h) => typeof h === 'string' && hostName.test(h))),
   },
   cacheMemoryBytes: { key: 'option_cache_memory_bytes', ok: (v) => isNil(v) || (isNonNegativeInteger(v) && v > 0) },
   cacheDuration: { key: 'option_cache_duration', ok: (v) => isNil(v) || isPositiveDuration(v) },
@@ -404,6 +422,7 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     excludedTypes: has('excludedTypes') ? new TypeMatcher(o.excludedTypes!) : defaults.excludedTypes,
     cache: isNil(o.cache) || (o.cache as unknown) === false ? undefined : o.cache,
     cacheMemoryBytes: o.cacheMemoryBytes ?? defaults.cacheMemoryBytes,
+    cacheHosts: isNil(o.cacheHosts) ? undefined : hostSet(o.cacheHosts),
     cacheDuration: isNil(o.cacheDuration) ? defaults.cacheDuration : parseDuration(o.cacheDuration)!,
     cacheRequestNoCache: o.cacheRequestNoCache ?? defaults.cacheRequestNoCache,
     cacheKey: o.cacheKey ?? undefined,
@@ -520,6 +539,7 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
   cache: (v) => (v === false || v === null ? undefined : v),
   cacheKey: (v) => (v === null ? undefined : v),
   cacheWaitFailure: (v) => (v === 'run' ? 'run' : 'retry-later'),
+  cacheHosts: (v) => (Array.isArray(v) ? hostSet(v) : undefined),
   cacheRequestNoCache: (v) => (v === 'refresh' || v === 'bypass' ? v : 'ignore'),
   cacheStoreTimeout: (v) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : defaults.cacheStoreTimeout),
 };

@@ -25,9 +25,11 @@ export type RequestNoCache = 'ignore' | 'refresh' | 'bypass';
 /** The options the bypass rules read. */
 export interface BypassOptions {
   readonly cacheRequestNoCache: RequestNoCache;
+  /** Lowercased host names whose pages may be cached; undefined for any. */
+  readonly cacheHosts: ReadonlySet<string> | undefined;
 }
 
-const seedRules: BypassOptions = { cacheRequestNoCache: 'bypass' };
+const seedRules: BypassOptions = { cacheRequestNoCache: 'bypass', cacheHosts: undefined };
 
 /**
  * Request Cache-Control directives that refuse a stored response
@@ -111,6 +113,8 @@ export function bypassReason(
   const headers = ctx.request.headers;
   // RFC 9111 3.5: a response to an authenticated request is someone's own.
   if (headers.authorization !== undefined) return 'AUTHORIZATION';
+  // Koa's hostname: the Host (X-Forwarded-Host with app.proxy) without its port.
+  if (options.cacheHosts !== undefined && !options.cacheHosts.has(ctx.request.hostname.toLowerCase())) return 'HOST';
   // Only 'bypass' lets a client switch the cache (and its stampede protection) off; the default ignores it.
   if (options.cacheRequestNoCache === 'bypass' && requestRefusesStored(headers)) return 'REQUEST-CACHE-CONTROL';
   const switches = environmentSwitches(now);
