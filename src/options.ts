@@ -119,7 +119,11 @@ export interface BufferOptions {
   cacheLock?: CacheLock;
   /** Shorthand for `cacheLock: new FileLock({dir})`. */
   cacheLockDir?: string;
-  /** Request headers joining the generated key. @defaultValue ['cookie'] */
+  /**
+   * Request headers joining the generated key; `cookie:NAME` joins only
+   * that cookie's value (`['cookie:session']`), so analytics cookies do not
+   * give every visitor a cache of their own. @defaultValue ['cookie']
+   */
   varyBy?: string[];
   /** Bytes; larger bodies are not stored. @defaultValue 8 MiB */
   cacheMaxSize?: number;
@@ -244,6 +248,10 @@ const isPositiveDuration = (v: unknown): boolean => {
 const hostName = /^(?:[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?|\[[0-9a-f:.]+\])$/i;
 const hostSet = (hosts: readonly unknown[]): ReadonlySet<string> =>
   new Set(hosts.filter((h): h is string => typeof h === 'string').map((h) => h.toLowerCase()));
+/** `cookie:NAME`, NAME a cookie name (an RFC 6265 token). */
+const cookieEntry = /^cookie:[!#$%&'*+.^_`|~0-9a-z-]+$/i;
+/** A varyBy entry as the key uses it: a header name lowercased; in `cookie:NAME` only `cookie` (cookie names are case-sensitive). */
+const varyEntry = (h: string): string => (cookieEntry.test(h) ? `cookie:${h.slice(7)}` : h.toLowerCase());
 const headerName = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
 const isCacheUrl = (v: string): boolean => /^sqlite:.+$/.test(v) || /^rediss?:\/\/.+$/.test(v);
 
@@ -334,7 +342,7 @@ const rules: Record<keyof BufferOptions, Rule> = {
   trustLastModified: flag,
   varyBy: {
     key: 'option_vary_by',
-    ok: (v) => Array.isArray(v) && v.every((h) => typeof h === 'string' && headerName.test(h)),
+    ok: (v) => Array.isArray(v) && v.every((h) => typeof h === 'string' && (headerName.test(h) || cookieEntry.test(h))),
   },
 };
 
@@ -430,7 +438,7 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     cacheLockTimeout,
     cacheLock: o.cacheLock ?? undefined,
     cacheLockDir: o.cacheLockDir ?? undefined,
-    varyBy: has('varyBy') ? o.varyBy!.map((h) => h.toLowerCase()) : defaults.varyBy,
+    varyBy: has('varyBy') ? o.varyBy!.map(varyEntry) : defaults.varyBy,
     cacheMaxSize: o.cacheMaxSize ?? defaults.cacheMaxSize,
     cacheWaitFailure: o.cacheWaitFailure ?? defaults.cacheWaitFailure,
     cacheStoreTimeout: o.cacheStoreTimeout ?? defaults.cacheStoreTimeout,
@@ -532,7 +540,7 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
   compressibleTypes: (v) => new TypeMatcher(Array.isArray(v) ? v : []),
   excludedTypes: (v) => new TypeMatcher(Array.isArray(v) ? v : []),
   defaultCacheControl: (v) => (typeof v === 'string' && !/[\r\n\0]/.test(v) ? v.trim() : ''),
-  varyBy: (v) => (Array.isArray(v) ? v.filter((h) => typeof h === 'string').map((h: string) => h.toLowerCase()) : []),
+  varyBy: (v) => (Array.isArray(v) ? v.filter((h) => typeof h === 'string').map(varyEntry) : []),
   cacheLockTimeout: (v) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : defaultCacheLockTimeout),
   cacheDuration: (v) => parseDuration(v) ?? defaults.cacheDuration,
   cacheMaxSize: (v) => (typeof v === 'number' && v > 0 ? v : defaults.cacheMaxSize),

@@ -35,7 +35,7 @@ import { cacheKeyOf } from './key.ts';
 import { lookup, seal, write, type Lookup, type Slot } from './lookup.ts';
 import { replayEntry, retryLater } from './replay.ts';
 import type { CacheRuntime } from './runtime.ts';
-import { entryOf, notStorableReason, varyFields } from './storable.ts';
+import { entryOf, keysOnCookies, notStorableReason, varyFields } from './storable.ts';
 
 /**
  * One request's view of the cache. It holds no context: the closures kept in
@@ -217,7 +217,7 @@ function build(visit: Visit, flight: Flight, forward: Forward): void {
     }
     const sealed = seal(entryOf(response, options.cacheDuration));
     // Waiters in this process are answered now, before the store is written to.
-    flight.settle({ entry: sealed.entry, vary: builderVary(ctx, sealed.entry) });
+    flight.settle({ entry: sealed.entry, vary: builderVary(ctx, sealed.entry, options.varyBy) });
     const stored = await write(slot, sealed.value, options.cacheDuration * 1000);
     if (stored) statusStored(ctx, forward);
     else statusNotStored(ctx, 'STORE-ERROR');
@@ -235,12 +235,16 @@ function build(visit: Visit, flight: Flight, forward: Forward): void {
   });
 }
 
-/** The builder's request headers its response varies on. */
-function builderVary(ctx: Context, entry: CacheEntry): Record<string, string | undefined> | undefined {
+/** The builder's request headers its response varies on; Cookie not when the key holds the cookies that count. */
+function builderVary(
+  ctx: Context,
+  entry: CacheEntry,
+  varyBy: readonly string[],
+): Record<string, string | undefined> | undefined {
   const fields = varyFields(entry.headers.vary);
   if (fields.length === 0) return undefined;
   const values: Record<string, string | undefined> = {};
-  for (const name of fields) values[name] = requestHeader(ctx, name);
+  for (const name of fields) if (name !== 'cookie' || !keysOnCookies(varyBy)) values[name] = requestHeader(ctx, name);
   return values;
 }
 

@@ -67,10 +67,25 @@ export function keyMaterial(ctx: Context, varyBy: readonly string[]): string {
 function encode(ctx: Context, varyBy: readonly string[], as: (text: string) => string): string {
   let material = `${appIdentity}${as(ctx.protocol)}${as(ctx.host)}${as(ctx.path)}${as(ctx.querystring)}`;
   for (const name of varyBy) {
-    const value = header(ctx, name);
+    // `cookie:NAME` joins that cookie's value only; absent and empty are one value.
+    const value = name.startsWith('cookie:') ? cookieValue(header(ctx, 'cookie'), name.slice(7)) : header(ctx, name);
     material += as(name) + (value === undefined ? '-' : as(value));
   }
   return material;
+}
+
+/**
+ * The value of cookie `name` in a Cookie header (RFC 6265 5.4: `name=value`
+ * pairs separated by `;`), '' when absent or empty. The first one wins, as
+ * browsers send the most specific first and Koa's cookies.get reads it.
+ */
+function cookieValue(cookies: string | undefined, name: string): string {
+  if (cookies === undefined) return '';
+  for (const pair of cookies.split(/[;\n]/)) {
+    const at = pair.indexOf('=');
+    if (at >= 0 && pair.slice(0, at).trim() === name) return pair.slice(at + 1).trim();
+  }
+  return '';
 }
 
 /**
@@ -133,11 +148,16 @@ let signatures = 0;
 let lastVaryBy: readonly string[] = [];
 let lastNames = '';
 
-/** The request's value at `depth` of the signature: url, Host, then each varyBy header. */
+/**
+ * The request's value at `depth` of the signature: url, Host, then each
+ * varyBy header; for `cookie:NAME` the whole Cookie header, which decides the
+ * cookie's value without cutting a string out of it.
+ */
 function signatureField(ctx: Context, varyBy: readonly string[], depth: number): string | undefined {
   if (depth === 0) return ctx.req.url ?? '';
   if (depth === 1) return ctx.req.headers.host;
-  return header(ctx, varyBy[depth - 2]!);
+  const name = varyBy[depth - 2]!;
+  return header(ctx, name.startsWith('cookie:') ? 'cookie' : name);
 }
 
 function keyBySignature(ctx: Context, varyBy: readonly string[]): string {
