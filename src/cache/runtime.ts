@@ -54,7 +54,8 @@ export class CacheRuntime implements FlightContext {
       config.cacheLock ??
       (config.cacheLockDir === undefined
         ? undefined
-        : new FileLock({ dir: config.cacheLockDir, messages: config.messages }));
+        : // One lock file per cache key: removed on release, or every URL ever built would leave one.
+          new FileLock({ dir: config.cacheLockDir, messages: config.messages, removeOnRelease: true }));
   }
 
   /**
