@@ -23,7 +23,7 @@ import { resolveResponseOptions } from './per-response.ts';
 import { codingAvailable, compress } from './response/compress.ts';
 import { notModifiedReason } from './response/conditional.ts';
 import { DecisionLog } from './response/decision-log.ts';
-import { entityTag } from './response/etag.ts';
+import { codedTag, entityTag } from './response/etag.ts';
 import { httpDate, lastModifiedSeconds } from './response/last-modified.ts';
 import { isHtml, mediaType } from './response/media-types.ts';
 import { RepresentationMemo } from './response/memo.ts';
@@ -300,13 +300,24 @@ const validate: Step = async (work, shared) => {
   const { ctx, options } = work;
   // ETag, Last-Modified and 304 belong to 200 responses to GET and HEAD only.
   if (ctx.response.status !== 200 || (ctx.request.method !== 'GET' && ctx.request.method !== 'HEAD')) return true;
-  if (options.generateEtag && !ctx.res.hasHeader('ETag'))
-    ctx.response.set('ETag', entityTag(digest(work, shared), work.coding));
+  if (!ctx.res.hasHeader('ETag')) {
+    if (options.generateEtag) ctx.response.set('ETag', entityTag(digest(work, shared), work.coding));
+  } else if (work.coding !== 'identity') {
+    // The action's strong tag named the uncompressed bytes; these are not them.
+    const own = responseHeader(ctx, 'ETag')!;
+    const coded = codedTag(own, work.coding);
+    if (coded !== own) ctx.response.set('ETag', coded);
+  }
   if (options.lastModified && !ctx.res.hasHeader('Last-Modified')) {
     // The options carry the template paths, the cache, the logger and the messages a scan needs.
     const found = lastModifiedSeconds(options.lastModified, ctx, options);
     const seconds = found instanceof Promise ? await found : found;
-    if (seconds !== undefined) ctx.response.set('Last-Modified', httpDate(seconds));
+    if (seconds !== undefined) {
+      ctx.response.set('Last-Modified', httpDate(seconds));
+      // A generated date alone lets a browser hold the page fresh for a tenth of its age (RFC 9111 4.2.2).
+      if (options.defaultCacheControl !== '' && !ctx.res.hasHeader('Cache-Control') && !ctx.res.hasHeader('Expires'))
+        ctx.response.set('Cache-Control', options.defaultCacheControl);
+    }
   }
   if (!options.generate304) return true;
   const headers = ctx.request.headers;

@@ -65,12 +65,41 @@ export interface BufferOptions {
   compressionLevels?: Partial<Record<EncodingName, number>>;
   /** Media types to compress: exact strings (case-insensitive) or RegExps. @defaultValue text/*, JSON, JavaScript, XML, XHTML, SVG, +json, +xml */
   compressibleTypes?: Array<string | RegExp>;
+  /**
+   * Cache-Control given to a 200 GET/HEAD response that got a generated
+   * Last-Modified and carries neither Cache-Control nor Expires, so browsers
+   * do not hold a dynamic page fresh for a tenth of its Last-Modified age
+   * (RFC 9111 4.2.2); false for none. @defaultValue 'no-cache'
+   */
+  defaultCacheControl?: string | false;
   /** Media types never buffered. @defaultValue ['text/event-stream'] */
   excludedTypes?: Array<string | RegExp>;
-  /** The server-side cache: true (in-memory), a Keyv-compatible store, or 'sqlite:PATH' / 'redis://…'. */
-  cache?: true | CacheStore | string;
+  /**
+   * The server-side cache: true (in-memory), a Keyv-compatible store, a Keyv,
+   * an lru-cache LRUCache, an ioredis Redis or Cluster, or 'sqlite:PATH' /
+   * 'redis://…'. Another object is probed once at start-up.
+   */
+  cache?: true | CacheStore | object | string;
+  /**
+   * Host names (no port, case-insensitive) whose pages may be cached; a
+   * request for any other Host bypasses the cache (`detail=HOST`), so forged
+   * Host headers cannot fill the store. With `app.proxy`, the Host is
+   * X-Forwarded-Host's, as Koa reads it. @defaultValue any host
+   */
+  cacheHosts?: string[];
+  /** Bytes the in-memory store (`cache: true`) holds at most, keys and entries. @defaultValue 64 MiB */
+  cacheMemoryBytes?: number;
   /** Seconds or a duration string. @defaultValue '10 minutes' */
   cacheDuration?: number | string;
+  /**
+   * What a request's `Cache-Control: no-cache` (or no-store, private,
+   * max-age=0, or `Pragma: no-cache` without Cache-Control) does: 'ignore'
+   * (answered as any request, so no client can switch the stampede
+   * protection off), 'refresh' (rebuilds the entry through the flight: one
+   * build per key at a time, the result stored), 'bypass' (runs uncached,
+   * stores nothing). @defaultValue 'ignore'
+   */
+  cacheRequestNoCache?: 'ignore' | 'refresh' | 'bypass';
   /** Replaces the generated cache key; '' falls back to it. */
   cacheKey?: string | ((ctx: Context) => string | undefined | null);
   /** Coalesce concurrent misses of one key. @defaultValue true */
@@ -81,7 +110,11 @@ export interface BufferOptions {
   cacheLock?: CacheLock;
   /** Shorthand for `cacheLock: new FileLock({dir})`. */
   cacheLockDir?: string;
-  /** Request headers joining the generated key. @defaultValue ['cookie'] */
+  /**
+   * Request headers joining the generated key; `cookie:NAME` joins only
+   * that cookie's value (`['cookie:session']`), so analytics cookies do not
+   * give every visitor a cache of their own. @defaultValue ['cookie']
+   */
   varyBy?: string[];
   /** Bytes; larger bodies are not stored. @defaultValue 8 MiB */
   cacheMaxSize?: number;
@@ -126,10 +159,16 @@ export interface ResolvedOptions {
   encodings: readonly Coding[];
   compressionLevels: Readonly<Record<Coding, number>>;
   compressibleTypes: TypeMatcher;
+  /** '' for none. */
+  defaultCacheControl: string;
   excludedTypes: TypeMatcher;
-  cache: true | CacheStore | string | undefined;
+  cache: true | CacheStore | object | string | undefined;
+  cacheMemoryBytes: number;
+  /** Lowercased host names; undefined for any. */
+  cacheHosts: ReadonlySet<string> | undefined;
   /** Seconds. */
   cacheDuration: number;
+  cacheRequestNoCache: 'ignore' | 'refresh' | 'bypass';
   cacheKey: string | ((ctx: Context) => string | undefined | null) | undefined;
   cacheSingleFlight: boolean;
   /** Seconds. */
@@ -164,9 +203,13 @@ const defaults: Omit<ResolvedOptions, 'messages' | 'logger' | 'encodings'> = {
   minCompressSize: 32,
   compressionLevels: defaultLevels,
   compressibleTypes: new TypeMatcher(defaultCompressibleTypes),
+  defaultCacheControl: 'no-cache',
   excludedTypes: new TypeMatcher(defaultExcludedTypes),
   cache: undefined,
+  cacheMemoryBytes: 64 * 1024 * 1024,
+  cacheHosts: undefined,
   cacheDuration: 600,
+  cacheRequestNoCache: 'ignore',
   cacheKey: undefined,
   cacheSingleFlight: true,
   cacheLockTimeout: defaultCacheLockTimeout,
@@ -192,6 +235,14 @@ const isPositiveDuration = (v: unknown): boolean => {
   const seconds = parseDuration(v);
   return seconds !== undefined && seconds > 0;
 };
+/** A host name or IPv4 address, or an IPv6 address in brackets; no port. */
+const hostName = /^(?:[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?|\[[0-9a-f:.]+\])$/i;
+const hostSet = (hosts: readonly unknown[]): ReadonlySet<string> =>
+  new Set(hosts.filter((h): h is string => typeof h === 'string').map((h) => h.toLowerCase()));
+/** `cookie:NAME`, NAME a cookie name (an RFC 6265 token). */
+const cookieEntry = /^cookie:[!#$%&'*+.^_`|~0-9a-z-]+$/i;
+/** A varyBy entry as the key uses it: a header name lowercased; in `cookie:NAME` only `cookie` (cookie names are case-sensitive). */
+const varyEntry = (h: string): string => (cookieEntry.test(h) ? `cookie:${h.slice(7)}` : h.toLowerCase());
 const headerName = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
 const isCacheUrl = (v: string): boolean => /^sqlite:.+$/.test(v) || /^rediss?:\/\/.+$/.test(v);
 
@@ -224,8 +275,15 @@ const rules: Record<keyof BufferOptions, Rule> = {
       v === false ||
       v === true ||
       hasMethods(v, 'get', 'set', 'delete') ||
+      // An ioredis Redis or Cluster: its get returns text and it has no delete, so it gets an adapter.
+      hasMethods(v, 'getBuffer', 'set', 'del', 'defineCommand') ||
       (typeof v === 'string' && isCacheUrl(v)),
   },
+  cacheHosts: {
+    key: 'option_cache_hosts',
+    ok: (v) => isNil(v) || (Array.isArray(v) && v.every((h) => typeof h === 'string' && hostName.test(h))),
+  },
+  cacheMemoryBytes: { key: 'option_cache_memory_bytes', ok: (v) => isNil(v) || (isNonNegativeInteger(v) && v > 0) },
   cacheDuration: { key: 'option_cache_duration', ok: (v) => isNil(v) || isPositiveDuration(v) },
   cacheKey: { key: 'option_cache_key', ok: (v) => isNil(v) || typeof v === 'string' || typeof v === 'function' },
   cacheLock: { key: 'option_cache_lock', ok: (v) => isNil(v) || hasMethods(v, 'acquire', 'release') },
@@ -235,6 +293,10 @@ const rules: Record<keyof BufferOptions, Rule> = {
     ok: (v) => isNil(v) || (typeof v === 'number' && Number.isFinite(v) && v > 0),
   },
   cacheMaxSize: { key: 'option_cache_max_size', ok: (v) => isNil(v) || (isNonNegativeInteger(v) && v > 0) },
+  cacheRequestNoCache: {
+    key: 'option_cache_request_no_cache',
+    ok: (v) => isNil(v) || v === 'ignore' || v === 'refresh' || v === 'bypass',
+  },
   cacheSingleFlight: flag,
   cacheStoreTimeout: {
     key: 'option_cache_store_timeout',
@@ -244,6 +306,10 @@ const rules: Record<keyof BufferOptions, Rule> = {
   compressContent: flag,
   compressibleTypes: { key: 'option_compressible_types', ok: isMediaTypeList },
   compressionLevels: { key: 'option_compression_levels', ok: isLevels },
+  defaultCacheControl: {
+    key: 'option_default_cache_control',
+    ok: (v) => isNil(v) || v === false || (typeof v === 'string' && v.trim() !== '' && !/[\r\n\0]/.test(v)),
+  },
   encodings: { key: 'option_encodings', ok: (v) => Array.isArray(v) && v.every((e) => typeof e === 'string') },
   excludedTypes: { key: 'option_excluded_types', ok: isMediaTypeList },
   generate304: flag,
@@ -267,7 +333,7 @@ const rules: Record<keyof BufferOptions, Rule> = {
   trustLastModified: flag,
   varyBy: {
     key: 'option_vary_by',
-    ok: (v) => Array.isArray(v) && v.every((h) => typeof h === 'string' && headerName.test(h)),
+    ok: (v) => Array.isArray(v) && v.every((h) => typeof h === 'string' && (headerName.test(h) || cookieEntry.test(h))),
   },
 };
 
@@ -351,15 +417,19 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     encodings,
     compressionLevels: { ...defaultLevels, ...canonicalLevels(o.compressionLevels) },
     compressibleTypes: has('compressibleTypes') ? new TypeMatcher(o.compressibleTypes!) : defaults.compressibleTypes,
+    defaultCacheControl: defaultCacheControlOf(has('defaultCacheControl'), o.defaultCacheControl),
     excludedTypes: has('excludedTypes') ? new TypeMatcher(o.excludedTypes!) : defaults.excludedTypes,
     cache: isNil(o.cache) || (o.cache as unknown) === false ? undefined : o.cache,
+    cacheMemoryBytes: o.cacheMemoryBytes ?? defaults.cacheMemoryBytes,
+    cacheHosts: isNil(o.cacheHosts) ? undefined : hostSet(o.cacheHosts),
     cacheDuration: isNil(o.cacheDuration) ? defaults.cacheDuration : parseDuration(o.cacheDuration)!,
+    cacheRequestNoCache: o.cacheRequestNoCache ?? defaults.cacheRequestNoCache,
     cacheKey: o.cacheKey ?? undefined,
     cacheSingleFlight: flagOption('cacheSingleFlight'),
     cacheLockTimeout,
     cacheLock: o.cacheLock ?? undefined,
     cacheLockDir: o.cacheLockDir ?? undefined,
-    varyBy: has('varyBy') ? o.varyBy!.map((h) => h.toLowerCase()) : defaults.varyBy,
+    varyBy: has('varyBy') ? o.varyBy!.map(varyEntry) : defaults.varyBy,
     cacheMaxSize: o.cacheMaxSize ?? defaults.cacheMaxSize,
     cacheWaitFailure: o.cacheWaitFailure ?? defaults.cacheWaitFailure,
     cacheStoreTimeout: o.cacheStoreTimeout ?? defaults.cacheStoreTimeout,
@@ -367,6 +437,16 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     messages,
     logger,
   };
+}
+
+/**
+ * The defaultCacheControl option as the pipeline uses it: '' for none. Only
+ * `false` turns the guard off; `undefined` keeps the default, as the guard
+ * protects visitors from a page their browser would never ask for again.
+ */
+function defaultCacheControlOf(given: boolean, value: unknown): string {
+  if (!given || isNil(value)) return defaults.defaultCacheControl;
+  return typeof value === 'string' ? value.trim() : '';
 }
 
 /** Levels keyed by canonical coding (x-gzip counts as gzip); non-numbers are dropped. */
@@ -415,6 +495,7 @@ const registrationOnly = new Set([
   'templateMtimeCacheDuration',
   'cacheLock',
   'cacheLockDir',
+  'cacheMemoryBytes',
 ]);
 
 /**
@@ -449,13 +530,16 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
   compressionLevels: (v) => ({ ...defaultLevels, ...canonicalLevels(v) }),
   compressibleTypes: (v) => new TypeMatcher(Array.isArray(v) ? v : []),
   excludedTypes: (v) => new TypeMatcher(Array.isArray(v) ? v : []),
-  varyBy: (v) => (Array.isArray(v) ? v.filter((h) => typeof h === 'string').map((h: string) => h.toLowerCase()) : []),
+  defaultCacheControl: (v) => (typeof v === 'string' && !/[\r\n\0]/.test(v) ? v.trim() : ''),
+  varyBy: (v) => (Array.isArray(v) ? v.filter((h) => typeof h === 'string').map(varyEntry) : []),
   cacheLockTimeout: (v) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : defaultCacheLockTimeout),
   cacheDuration: (v) => parseDuration(v) ?? defaults.cacheDuration,
   cacheMaxSize: (v) => (typeof v === 'number' && v > 0 ? v : defaults.cacheMaxSize),
   cache: (v) => (v === false || v === null ? undefined : v),
   cacheKey: (v) => (v === null ? undefined : v),
   cacheWaitFailure: (v) => (v === 'run' ? 'run' : 'retry-later'),
+  cacheHosts: (v) => (Array.isArray(v) ? hostSet(v) : undefined),
+  cacheRequestNoCache: (v) => (v === 'refresh' || v === 'bypass' ? v : 'ignore'),
   cacheStoreTimeout: (v) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : defaults.cacheStoreTimeout),
 };
 

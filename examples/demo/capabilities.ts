@@ -45,8 +45,9 @@ export const capabilities: readonly Capability[] = [
     name: 'ETag and 304 Not Modified',
     path: '/article',
     explains:
-      'Ask again with the ETag you were given (If-None-Match) and the answer is 304 Not Modified, with no body.',
-    headers: ['ETag', 'Last-Modified'],
+      'Ask again with the ETag you were given (If-None-Match) and the answer is 304 Not Modified, with no body. ' +
+      'Cache-Control: no-cache makes browsers ask every time instead of guessing a freshness from Last-Modified.',
+    headers: ['ETag', 'Last-Modified', 'Cache-Control'],
     curl: (base) =>
       `curl -s -o /dev/null --etag-save /tmp/kb-demo.etag ${base}/article && curl -si --etag-compare /tmp/kb-demo.etag ${base}/article`,
   },

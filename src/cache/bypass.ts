@@ -16,7 +16,20 @@ export type BypassReason =
   | 'NO_STORE'
   | 'REQUEST-TARGET'
   | 'KEY-ERROR'
-  | 'STORE-ERROR';
+  | 'STORE-ERROR'
+  | 'HOST';
+
+/** What a request's own no-cache does to the server cache (the `cacheRequestNoCache` option). */
+export type RequestNoCache = 'ignore' | 'refresh' | 'bypass';
+
+/** The options the bypass rules read. */
+export interface BypassOptions {
+  readonly cacheRequestNoCache: RequestNoCache;
+  /** Lowercased host names whose pages may be cached; undefined for any. */
+  readonly cacheHosts: ReadonlySet<string> | undefined;
+}
+
+const strictRules: BypassOptions = { cacheRequestNoCache: 'bypass', cacheHosts: undefined };
 
 /**
  * Request Cache-Control directives that refuse a stored response
@@ -34,6 +47,21 @@ export function refusesStored(cacheControl: string | undefined): boolean {
     }
   }
   return false;
+}
+
+/**
+ * True when the request asks not to be answered from a stored response:
+ * its Cache-Control refuses one (see {@link refusesStored}), or it has no
+ * Cache-Control and says `Pragma: no-cache` (HTTP/1.0 clients; RFC 9111 5.4
+ * has Pragma ignored when Cache-Control is present).
+ *
+ * @param headers - the request headers
+ */
+export function requestRefusesStored(headers: Record<string, string | string[] | undefined>): boolean {
+  const cacheControl = headers['cache-control'];
+  if (typeof cacheControl === 'string') return refusesStored(cacheControl);
+  const pragma = headers.pragma;
+  return typeof pragma === 'string' && /(?:^|,)\s*no-cache\s*(?:,|$)/i.test(pragma);
 }
 
 /**
@@ -70,16 +98,25 @@ function environmentSwitches(now: number): 'NO_CACHE' | 'NO_STORE' | undefined {
  * @param ctx - the request
  * @param hasCache - whether a cache is configured for this response
  * @param now - the time, ms since the epoch (one clock read serves a whole lookup)
+ * @param options - `cacheRequestNoCache` (by default 'bypass', the strict rule) and `cacheHosts`
  * @returns the first rule that applies, in the order they are checked below
  */
-export function bypassReason(ctx: Context, hasCache: boolean, now: number = Date.now()): BypassReason | undefined {
+export function bypassReason(
+  ctx: Context,
+  hasCache: boolean,
+  now: number = Date.now(),
+  options: BypassOptions = strictRules,
+): BypassReason | undefined {
   if (!hasCache) return 'CACHE-OFF';
   const method = ctx.request.method;
   if (method !== 'GET' && method !== 'HEAD') return 'METHOD';
   const headers = ctx.request.headers;
   // RFC 9111 3.5: a response to an authenticated request is someone's own.
   if (headers.authorization !== undefined) return 'AUTHORIZATION';
-  if (refusesStored(headers['cache-control'])) return 'REQUEST-CACHE-CONTROL';
+  // Koa's hostname: the Host (X-Forwarded-Host with app.proxy) without its port.
+  if (options.cacheHosts !== undefined && !options.cacheHosts.has(ctx.request.hostname.toLowerCase())) return 'HOST';
+  // Only 'bypass' lets a client switch the cache (and its stampede protection) off; the default ignores it.
+  if (options.cacheRequestNoCache === 'bypass' && requestRefusesStored(headers)) return 'REQUEST-CACHE-CONTROL';
   const switches = environmentSwitches(now);
   if (switches !== undefined) return switches;
   // The key holds host, path and query; a target in absolute form (RFC 9112 3.2.2) or with a fragment

@@ -8,6 +8,7 @@
  * | not looked up (a bypass rule)                  | `koa-buffer; fwd=bypass; detail=AUTHORIZATION` | —       |
  * | built and stored                               | `koa-buffer; fwd=miss; stored`                 | MISS    |
  * | built over a stale entry, stored               | `koa-buffer; fwd=stale; stored`                | MISS    |
+ * | rebuilt for a request's no-cache, stored        | `koa-buffer; fwd=request; stored`              | MISS    |
  * | built, not storable                            | `koa-buffer; fwd=uri-miss; detail=SET-COOKIE`  | MISS    |
  * | answered from another request's build          | `koa-buffer; fwd=miss; collapsed`              | HIT     |
  * | waited, the build failed: 503                  | `koa-buffer; fwd=miss; collapsed; detail=TIMEOUT` | MISS |
@@ -17,8 +18,12 @@ import type { Context } from 'koa';
 /** The cache's name in the header (RFC 9211 2: the first member identifies the cache). */
 const cacheName = 'koa-buffer';
 
-/** How a miss went to the action (RFC 9211 2.2): `stale` when an entry existed but could not be used. */
-export type Forward = 'miss' | 'stale';
+/**
+ * How a miss went to the action (RFC 9211 2.2): `stale` when an entry existed
+ * but could not be used, `request` when the request's own no-cache asked
+ * for a rebuild (`cacheRequestNoCache: 'refresh'`).
+ */
+export type Forward = 'miss' | 'stale' | 'request';
 
 /** Sets Cache-Status, unless the headers are already on their way; the name in lower case, as X-Cache's (see hit/replay.ts). */
 function put(ctx: Context, value: string): void {

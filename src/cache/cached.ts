@@ -17,7 +17,7 @@ import type { Context } from 'koa';
 import { errorText } from '../describe.ts';
 import type { ResolvedOptions } from '../options.ts';
 import { resolveResponseOptions } from '../per-response.ts';
-import { bypassReason } from './bypass.ts';
+import { bypassReason, requestRefusesStored } from './bypass.ts';
 import {
   statusBypass,
   statusCollapsed,
@@ -40,7 +40,7 @@ import {
   type WithRequestState,
 } from './request-state.ts';
 import type { CacheRuntime } from './runtime.ts';
-import { entryOf, notStorableReason, varyFields } from './storable.ts';
+import { entryOf, keysOnCookies, notStorableReason, varyFields } from './storable.ts';
 
 /**
  * One request's view of the cache. It holds no context: the closures kept in
@@ -97,7 +97,7 @@ function decide(ctx: Context, state: CacheRequestState, runtime: CacheRuntime): 
   if (options === undefined) return false;
   // One clock read serves the environment switches, freshness, staleness and the hit's ttl.
   const now = Date.now();
-  const bypass = bypassReason(ctx, options.cache !== undefined, now);
+  const bypass = bypassReason(ctx, options.cache !== undefined, now, options);
   if (bypass !== undefined) return bypassed(ctx, bypass);
   const store = runtime.storeFor(options.cache);
   if (store === undefined) return bypassed(ctx, 'CACHE-OFF');
@@ -109,8 +109,12 @@ function decide(ctx: Context, state: CacheRequestState, runtime: CacheRuntime): 
     runtime.log.error('log_cache_key_failed', { error: errorText(error) });
     return bypassed(ctx, 'KEY-ERROR');
   }
-  const visit: Visit = { state, runtime, options, slot: { store, key, options, log: runtime.log } };
-  const seen = lookup(visit.slot, now);
+  // 'refresh': the stored entry is not looked at; the request rebuilds it through the flight.
+  const refresh = options.cacheRequestNoCache === 'refresh' && requestRefusesStored(ctx.request.headers);
+  const slot: Slot = { store, key, options, log: runtime.log, notBefore: refresh ? now : 0 };
+  const visit: Visit = { state, runtime, options, slot };
+  if (refresh) return afterLookup(ctx, visit, refreshing);
+  const seen = lookup(slot, now);
   return seen instanceof Promise ? seen.then((found) => afterLookup(ctx, visit, found)) : afterLookup(ctx, visit, seen);
 }
 
@@ -126,6 +130,9 @@ function afterLookup(ctx: Context, visit: Visit, seen: Lookup): boolean | Promis
   if (!options.cacheSingleFlight) return solo(visit, seen.miss);
   return fly(ctx, visit, seen.miss);
 }
+
+/** What a refresh looks up: nothing, it goes to the action (or joins the build under way). */
+const refreshing: Lookup = { miss: 'request' };
 
 function bypassed(ctx: Context, detail: string): false {
   statusBypass(ctx, detail);
@@ -225,7 +232,7 @@ function build(visit: Visit, flight: Flight, forward: Forward): void {
     }
     const sealed = seal(entryOf(response, options.cacheDuration));
     // Waiters in this process are answered now, before the store is written to.
-    flight.settle({ entry: sealed.entry, vary: builderVary(ctx, sealed.entry) });
+    flight.settle({ entry: sealed.entry, vary: builderVary(ctx, sealed.entry, options.varyBy) });
     const stored = await write(slot, sealed.value, options.cacheDuration * 1000);
     if (stored) statusStored(ctx, forward);
     else statusNotStored(ctx, 'STORE-ERROR');
@@ -243,12 +250,16 @@ function build(visit: Visit, flight: Flight, forward: Forward): void {
   });
 }
 
-/** The builder's request headers its response varies on. */
-function builderVary(ctx: Context, entry: CacheEntry): Record<string, string | undefined> | undefined {
+/** The builder's request headers its response varies on; Cookie not when the key holds the cookies that count. */
+function builderVary(
+  ctx: Context,
+  entry: CacheEntry,
+  varyBy: readonly string[],
+): Record<string, string | undefined> | undefined {
   const fields = varyFields(entry.headers.vary);
   if (fields.length === 0) return undefined;
   const values: Record<string, string | undefined> = {};
-  for (const name of fields) values[name] = requestHeader(ctx, name);
+  for (const name of fields) if (name !== 'cookie' || !keysOnCookies(varyBy)) values[name] = requestHeader(ctx, name);
   return values;
 }
 

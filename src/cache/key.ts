@@ -1,7 +1,9 @@
 /**
  * The cache key of a request: `buffer:` + the MD5 of an unambiguous
- * encoding of the app identity, host, path, query string and the `varyBy`
- * request headers, or the `cacheKey` option used as given.
+ * encoding of the app identity, scheme, host, path, query string and the
+ * `varyBy` request headers, or the `cacheKey` option used as given. The
+ * scheme is `ctx.protocol` (X-Forwarded-Proto with `app.proxy`): a page built
+ * for https holds https links, which a plain-http request must not get.
  *
  * Unambiguous means two different inputs never encode alike, whatever a
  * client puts in its query string or headers: every field is written as
@@ -54,7 +56,7 @@ const appIdentity = field(process.argv[1] ?? '');
  *
  * @param ctx - the request
  * @param varyBy - lowercased header names
- * @returns app, host, path and query as length-prefixed fields, then a name and a value (or `-`) per varyBy header
+ * @returns app, scheme, host, path and query as length-prefixed fields, then a name and a value (or `-`) per varyBy header
  */
 export function keyMaterial(ctx: Context, varyBy: readonly string[]): string {
   const plain = encode(ctx, varyBy, plainField);
@@ -63,12 +65,27 @@ export function keyMaterial(ctx: Context, varyBy: readonly string[]): string {
 }
 
 function encode(ctx: Context, varyBy: readonly string[], as: (text: string) => string): string {
-  let material = `${appIdentity}${as(ctx.host)}${as(ctx.path)}${as(ctx.querystring)}`;
+  let material = `${appIdentity}${as(ctx.protocol)}${as(ctx.host)}${as(ctx.path)}${as(ctx.querystring)}`;
   for (const name of varyBy) {
-    const value = header(ctx, name);
+    // `cookie:NAME` joins that cookie's value only; absent and empty are one value.
+    const value = name.startsWith('cookie:') ? cookieValue(header(ctx, 'cookie'), name.slice(7)) : header(ctx, name);
     material += as(name) + (value === undefined ? '-' : as(value));
   }
   return material;
+}
+
+/**
+ * The value of cookie `name` in a Cookie header (RFC 6265 5.4: `name=value`
+ * pairs separated by `;`), '' when absent or empty. The first one wins, as
+ * browsers send the most specific first and Koa's cookies.get reads it.
+ */
+function cookieValue(cookies: string | undefined, name: string): string {
+  if (cookies === undefined) return '';
+  for (const pair of cookies.split(/[;\n]/)) {
+    const at = pair.indexOf('=');
+    if (at >= 0 && pair.slice(0, at).trim() === name) return pair.slice(at + 1).trim();
+  }
+  return '';
 }
 
 /**
@@ -114,13 +131,16 @@ const recentLongest = 512;
  * string is built per request: framing the fields into one string and
  * hashing it cost a cache hit more than the lookup in the store.
  *
- * The signature decides the key only while Koa's getters for host, path and
- * query are unshadowed (then they are functions of the url and Host), with
- * `app.proxy` off (X-Forwarded-Host would count) and over HTTP/1
- * (`:authority` would): otherwise the key is made from the getters.
+ * The signature decides the key only while Koa's getters for protocol,
+ * host, path and query are unshadowed (then they are functions of the
+ * socket, the url and Host), with `app.proxy` off (X-Forwarded-Host and
+ * X-Forwarded-Proto would count) and over HTTP/1 (`:authority` would):
+ * otherwise the key is made from the getters. The scheme, then only the
+ * socket's, picks one of two tables, so it costs no lookup and no string.
  */
 type Level = Map<string | undefined, Level | string>;
 const bySignature = new Map<string, Level>();
+const bySignatureTls = new Map<string, Level>();
 /** Keys held in {@link bySignature}; at recentMax it starts afresh. */
 let signatures = 0;
 
@@ -128,11 +148,16 @@ let signatures = 0;
 let lastVaryBy: readonly string[] = [];
 let lastNames = '';
 
-/** The request's value at `depth` of the signature: url, Host, then each varyBy header. */
+/**
+ * The request's value at `depth` of the signature: url, Host, then each
+ * varyBy header; for `cookie:NAME` the whole Cookie header, which decides the
+ * cookie's value without cutting a string out of it.
+ */
 function signatureField(ctx: Context, varyBy: readonly string[], depth: number): string | undefined {
   if (depth === 0) return ctx.req.url ?? '';
   if (depth === 1) return ctx.req.headers.host;
-  return header(ctx, varyBy[depth - 2]!);
+  const name = varyBy[depth - 2]!;
+  return header(ctx, name.startsWith('cookie:') ? 'cookie' : name);
 }
 
 function keyBySignature(ctx: Context, varyBy: readonly string[]): string {
@@ -142,7 +167,8 @@ function keyBySignature(ctx: Context, varyBy: readonly string[]): string {
     lastNames = varyBy.map((name) => `${name.length}:${name}`).join('');
   }
   const depth = varyBy.length + 2;
-  let level = bySignature.get(lastNames);
+  const table = (ctx.req.socket as { encrypted?: boolean }).encrypted === true ? bySignatureTls : bySignature;
+  let level = table.get(lastNames);
   for (let i = 0; level !== undefined && i < depth; i++) {
     const found: Level | string | undefined = level.get(signatureField(ctx, varyBy, i));
     if (typeof found === 'string') return found;
@@ -155,10 +181,11 @@ function keyBySignature(ctx: Context, varyBy: readonly string[]): string {
   if (length > recentLongest) return key;
   if (signatures >= recentMax) {
     bySignature.clear();
+    bySignatureTls.clear();
     signatures = 0;
   }
-  let at = bySignature.get(lastNames);
-  if (at === undefined) bySignature.set(lastNames, (at = new Map()));
+  let at = table.get(lastNames);
+  if (at === undefined) table.set(lastNames, (at = new Map()));
   for (let i = 0; i < depth - 1; i++) {
     const field = signatureField(ctx, varyBy, i);
     let next = at.get(field) as Level | undefined;
@@ -171,7 +198,7 @@ function keyBySignature(ctx: Context, varyBy: readonly string[]): string {
 }
 
 /** Request properties whose getters the signature stands for. */
-const derived = ['host', 'path', 'querystring', 'url'] as const;
+const derived = ['protocol', 'host', 'path', 'querystring', 'url'] as const;
 
 /** Koa's request prototype, as the `koa` this package resolves ships it; undefined when it cannot be loaded. */
 const koaRequest = ((): object | undefined => {
@@ -204,10 +231,12 @@ function signatureStandsForKey(ctx: Context): boolean {
     plain &&
     !ctx.app.proxy &&
     ctx.req.httpVersionMajor < 2 &&
+    !Object.hasOwn(request, 'protocol') &&
     !Object.hasOwn(request, 'host') &&
     !Object.hasOwn(request, 'path') &&
     !Object.hasOwn(request, 'querystring') &&
     !Object.hasOwn(request, 'url') &&
+    !Object.hasOwn(appRequest, 'protocol') &&
     !Object.hasOwn(appRequest, 'host') &&
     !Object.hasOwn(appRequest, 'path') &&
     !Object.hasOwn(appRequest, 'querystring') &&

@@ -13,7 +13,12 @@ import type { DecisionLog } from '../response/decision-log.ts';
 import type { Flight, FlightContext } from './flight/flight.ts';
 import { PreparedHits } from './hit/prepared.ts';
 import type { CacheStore } from './stores/store.ts';
+import { LruCacheStore } from './stores/lru-cache-store.ts';
+import { MemoryStore } from './stores/memory.ts';
+import { probeStore } from './stores/probe.ts';
+import { RedisStore } from './stores/redis.ts';
 import { resolveStore } from './stores/resolve.ts';
+import { SqliteStore } from './stores/sqlite.ts';
 
 /** After a store failed to open, how long requests bypass it before it is tried again, ms. */
 const reopenAfterMs = 5000;
@@ -27,20 +32,56 @@ export class CacheRuntime implements FlightContext {
   readonly prepared = new PreparedHits();
   /** Stores by the `cache` value that named them (true or a URL string). */
   readonly #stores = new Map<unknown, CacheStore | { failed: number }>();
+  /** The byte budget of the in-memory store (`cacheMemoryBytes`). */
+  readonly #memoryBytes: number;
+  /** The `cache` object of the options, and why its start-up probe refused it (answered asynchronously). */
+  readonly #given: unknown;
+  #refused: string | undefined;
 
   /**
    * @param config - the resolved `buffer()` options
    * @param log - the middleware's log
    * @throws BufferOptionError from `new FileLock` for a `cacheLockDir` that cannot be created
    *   (`lock_dir_create_failed`) or written (`lock_dir_not_writable`)
+   * @throws BufferOptionError `option_cache_store` for a `cache` object that cannot keep an entry
    */
   constructor(config: ResolvedOptions, log: DecisionLog) {
     this.log = log;
+    this.#memoryBytes = config.cacheMemoryBytes;
+    this.#given = config.cache;
+    if (typeof config.cache === 'object') this.#probe(config.cache);
     this.lock =
       config.cacheLock ??
       (config.cacheLockDir === undefined
         ? undefined
-        : new FileLock({ dir: config.cacheLockDir, messages: config.messages }));
+        : // One lock file per cache key: removed on release, or every URL ever built would leave one.
+          new FileLock({ dir: config.cacheLockDir, messages: config.messages, removeOnRelease: true }));
+  }
+
+  /**
+   * Resolves the `cache` object given to `buffer()` and probes it once (see
+   * stores/probe.ts). A synchronous store that cannot keep an entry is
+   * refused at once; an asynchronous one is refused when its answer comes
+   * (logged; its requests then bypass the cache), unless it threw, which a
+   * backend that is down for now also does (logged as a warning).
+   */
+  #probe(option: object): void {
+    const messages = this.log.messages;
+    const store = resolveStore(option, messages, this.#memoryBytes)!;
+    if (isKnownStore(store)) return;
+    const found = probeStore(store);
+    if (found === undefined) return;
+    if (!(found instanceof Promise))
+      throw new BufferOptionError('option_cache_store', { problem: found.problem }, messages);
+    void found.then((late) => {
+      if (late === undefined) return;
+      if (late.thrown) {
+        this.log.logger.warn(messages.text('log_cache_probe_failed', { problem: late.problem }));
+        return;
+      }
+      this.#refused = messages.text('option_cache_store', { problem: late.problem });
+      this.log.error('log_cache_store_refused', { problem: late.problem });
+    });
   }
 
   /**
@@ -67,6 +108,7 @@ export class CacheRuntime implements FlightContext {
   storeFor(option: unknown): CacheStore | undefined | { error: string } {
     if (option === undefined || option === null || option === false) return undefined;
     if (typeof option === 'object' || typeof option === 'function') {
+      if (this.#refused !== undefined && option === this.#given) return { error: this.#refused };
       // A store object is used as it is; a per-response value is not validated, so check it here.
       try {
         return resolveStore(option, this.log.messages);
@@ -78,7 +120,7 @@ export class CacheRuntime implements FlightContext {
     if (known !== undefined && !('failed' in known)) return known;
     if (known !== undefined && Date.now() - known.failed < reopenAfterMs) return { error: 'it failed to open' };
     try {
-      const store = resolveStore(option, this.log.messages);
+      const store = resolveStore(option, this.log.messages, this.#memoryBytes);
       if (store !== undefined) this.#stores.set(option, store);
       return store;
     } catch (error) {
@@ -88,6 +130,16 @@ export class CacheRuntime implements FlightContext {
       return { error: text };
     }
   }
+}
+
+/** Stores koa-buffer made or knows: nothing to probe. */
+function isKnownStore(store: CacheStore): boolean {
+  return (
+    store instanceof MemoryStore ||
+    store instanceof SqliteStore ||
+    store instanceof RedisStore ||
+    store instanceof LruCacheStore
+  );
 }
 
 /** A `cache` value for a log line, a Redis password hidden. */

@@ -63,10 +63,20 @@ export function notStorableReason(response: StoreableResponse, options: Storable
     if (name === 'private') return 'PRIVATE';
   }
   for (const name of varyFields(headers.vary)) {
-    if (!options.varyBy.includes(name)) return 'VARY';
+    if (!options.varyBy.includes(name) && !(name === 'cookie' && keysOnCookies(options.varyBy))) return 'VARY';
   }
   if (response.body.length > options.cacheMaxSize) return 'TOO-LARGE';
   return undefined;
+}
+
+/**
+ * True when varyBy names cookies one by one (`cookie:NAME`): the user has
+ * said which cookies the page depends on, so a `Vary: Cookie` (which session
+ * middleware sends) is covered by the key.
+ */
+export function keysOnCookies(varyBy: readonly string[]): boolean {
+  for (const name of varyBy) if (name.startsWith('cookie:')) return true;
+  return false;
 }
 
 /** The request headers a response varies on, Accept-Encoding left out (koa-buffer negotiates it per hit). */

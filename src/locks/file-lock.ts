@@ -4,7 +4,7 @@
  * `dir/md5(utf8(key)).lock`; the lock lives as long as the descriptor held
  * in the guard, so a process that dies frees its locks at once.
  */
-import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+import { accessSync, constants, fstatSync, mkdirSync, statSync, unlinkSync } from 'node:fs';
 import { BufferOptionError } from '../errors.ts';
 import type { Messages } from '../messages.ts';
 import { flock } from '../native/core.ts';
@@ -20,7 +20,18 @@ export interface FileLockOptions {
   dir: string;
   /** Message overrides, or a {@link Messages}. */
   messages?: MessagesOption;
+  /**
+   * Remove a key's lock file when its lock is released, so files of
+   * one-off keys (a cache key per URL) do not pile up. Safe against racing
+   * acquirers: one that locked a file checks that its path still names the
+   * file it locked, and tries again otherwise (see docs/decisions.md).
+   * @defaultValue false
+   */
+  removeOnRelease?: boolean;
 }
+
+/** How many times an acquire tries again when the file it locked was removed meanwhile, before it answers busy. */
+const removedRetries = 16;
 
 /**
  * The guard of a {@link FileLock}: it holds the open descriptor that holds
@@ -41,6 +52,17 @@ export class FileLockGuard {
  * another file is never closed by mistake.
  */
 let finalizer: FinalizationRegistry<number> | undefined;
+
+/** True when `path` still names the file open at `fd` (same device and inode). */
+function stillNamed(path: string, fd: number): boolean {
+  try {
+    const held = fstatSync(fd, { bigint: true });
+    const named = statSync(path, { bigint: true });
+    return held.ino === named.ino && held.dev === named.dev;
+  } catch {
+    return false; // ENOENT: removed since
+  }
+}
 
 /**
  * The flock lock backend: exclusive, non-blocking, freed by the operating
@@ -73,6 +95,8 @@ export class FileLock implements LockBackend<FileLockGuard> {
   readonly #prefix: string;
   /** Recent keys' lock file paths, so a hot key is hashed once. */
   readonly #paths = new Map<string, string>();
+  /** See {@link FileLockOptions.removeOnRelease}. */
+  readonly removeOnRelease: boolean;
 
   /**
    * Creates `dir` and its missing parents (mode 0700) and checks it is a
@@ -101,6 +125,9 @@ export class FileLock implements LockBackend<FileLockGuard> {
     } catch {
       throw new BufferOptionError('lock_dir_not_writable', { dir }, this.#messages);
     }
+    if (given.removeOnRelease !== undefined && typeof given.removeOnRelease !== 'boolean')
+      throw new BufferOptionError('option_flag', { name: 'removeOnRelease' }, this.#messages);
+    this.removeOnRelease = given.removeOnRelease ?? false;
     this.dir = dir;
     this.#prefix = dir.endsWith('/') ? dir : `${dir}/`;
   }
@@ -146,11 +173,19 @@ export class FileLock implements LockBackend<FileLockGuard> {
       return [null, this.#messages.text('lock_path_failed', { key, error: errorText(error) })];
     }
     let attempt: number;
-    try {
-      attempt = this.#flock.acquireLockFile(path);
-    } catch (error) {
-      // Only a path the binding cannot take (a subclass returning a non-string, a NUL byte) lands here.
-      return [null, this.#messages.text('lock_open_failed', { path: String(path), error: errorText(error) })];
+    for (let tries = 0; ; tries++) {
+      try {
+        attempt = this.#flock.acquireLockFile(path);
+      } catch (error) {
+        // Only a path the binding cannot take (a subclass returning a non-string, a NUL byte) lands here.
+        return [null, this.#messages.text('lock_open_failed', { path: String(path), error: errorText(error) })];
+      }
+      if (attempt < 0 || !this.removeOnRelease || stillNamed(path, attempt)) break;
+      // The holder before us removed the file between our open and our flock: we hold a lock nobody else
+      // can see. Let it go and lock whatever the path names now.
+      this.#flock.unlock(attempt);
+      this.#flock.closeFd(attempt);
+      if (tries >= removedRetries) return [null, undefined];
     }
     if (attempt >= 0) {
       const guard = new FileLockGuard(attempt, path);
@@ -182,6 +217,15 @@ export class FileLock implements LockBackend<FileLockGuard> {
     if (fd < 0) return [true, undefined];
     guard.fd = -1;
     finalizer?.unregister(guard);
+    // Removed while still locked: an acquirer that opened it already finds, once it locks it, that the path
+    // no longer names it (or names a newer file) and tries again.
+    if (this.removeOnRelease) {
+      try {
+        unlinkSync(guard.path);
+      } catch {
+        // Gone already, or the directory is read-only now: the file stays, which is harmless.
+      }
+    }
     const unlocked = this.#flock.unlock(fd);
     const closed = this.#flock.closeFd(fd);
     const failed = unlocked < 0 ? unlocked : closed;

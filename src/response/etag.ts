@@ -14,3 +14,22 @@
 export function entityTag(md5: string, coding: string): string {
   return coding === 'identity' ? `"${md5}"` : `"${md5}-${coding}"`;
 }
+
+/** A strong entity tag as RFC 9110 8.8.3 writes it: DQUOTE *etagc DQUOTE. */
+const strongTag = /^"[\x21\x23-\x7e\x80-\xff]*"$/;
+
+/**
+ * The ETag an action set, made honest for the coding sent: a strong tag
+ * names exact bytes (RFC 9110 8.8.3), so a compressed representation gets
+ * the coding inside the quotes, as generated tags do; a weak tag, or one
+ * that is not well-formed, stays as it is.
+ *
+ * @param tag - the ETag header the action set
+ * @param coding - the content coding sent, `identity` for none
+ * @returns the tag to send (`tag` itself when nothing changes)
+ * @example codedTag('"v1"', 'br') // '"v1-br"'
+ */
+export function codedTag(tag: string, coding: string): string {
+  if (coding === 'identity' || !strongTag.test(tag)) return tag;
+  return `${tag.slice(0, -1)}-${coding}"`;
+}

@@ -15,6 +15,8 @@ import type { BufferOptions } from '../../src/options.ts';
 import { recordingLogger, serve, type Served } from '../helpers/serve.ts';
 
 interface RequestShape {
+  /** 'http' when not given. */
+  protocol?: string;
   host: string;
   path: string;
   query: string;
@@ -25,7 +27,13 @@ interface RequestShape {
 function fakeContext(shape: RequestShape): Context {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(shape.headers)) if (value !== undefined) headers[name] = value;
-  return { host: shape.host, path: shape.path, querystring: shape.query, request: { headers } } as unknown as Context;
+  return {
+    protocol: shape.protocol ?? 'http',
+    host: shape.host,
+    path: shape.path,
+    querystring: shape.query,
+    request: { headers },
+  } as unknown as Context;
 }
 
 const varyBy = ['cookie', 'accept-language'];
@@ -35,6 +43,7 @@ const text = fc.string({
   maxLength: 6,
 });
 const shape = fc.record({
+  protocol: fc.constantFrom('http', 'https'),
   host: text,
   path: text.map((p) => `/${p}`),
   query: text,
@@ -48,6 +57,7 @@ test('different requests never encode alike, whatever their hosts, paths, querie
   fc.assert(
     fc.property(shape, shape, (a, b) => {
       const same =
+        a.protocol === b.protocol &&
         a.host === b.host &&
         a.path === b.path &&
         a.query === b.query &&
@@ -88,6 +98,7 @@ test('every request reads back from its encoding, field for field, so no two can
       const fields = readMaterial(keyMaterial(fakeContext(a), varyBy));
       const expected = [
         process.argv[1] ?? '',
+        a.protocol,
         a.host,
         a.path,
         a.query,
@@ -115,6 +126,7 @@ test('the classic collisions of a joined key are told apart', (t) => {
     [{ ...base, query: 'a=1&b=2' }, { ...base, query: 'b=2&a=1' }, 'query order is significant'],
     [{ ...base, query: 'a=1' }, { ...base, query: 'a=1&' }, 'a trailing & counts'],
     [{ ...base, host: 'h:80' }, { ...base, host: 'h' }, 'a port is part of the host'],
+    [{ ...base, protocol: 'https' }, base, 'the scheme is part of the key'],
     [
       { ...base, path: '/p', query: 'x' },
       { ...base, path: '/p?x', query: '' },

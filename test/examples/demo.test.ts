@@ -98,7 +98,15 @@ test.serial(
     t.false(page.includes('<!--'), 'comments are removed');
     for (const path of ['/article', '/api/products', '/report', '/hello', '/download'])
       t.true(page.includes(`href="${path}"`), `links to ${path}`);
-    for (const header of ['X-Cache', 'Cache-Status', 'ETag', 'Content-Encoding', 'Vary', 'Last-Modified'])
+    for (const header of [
+      'X-Cache',
+      'Cache-Status',
+      'ETag',
+      'Content-Encoding',
+      'Vary',
+      'Last-Modified',
+      'Cache-Control',
+    ])
       t.true(page.includes(`<code>${header}</code>`), `explains ${header}`);
     for (const capability of capabilities) {
       t.true(page.includes(escapeHtml(capability.explains)), `explains ${capability.name}`);
@@ -117,6 +125,7 @@ test.serial(
     t.is(plain.headers['content-encoding'], undefined, 'no Accept-Encoding: sent as it is');
     t.true(plain.headers.vary?.includes('Accept-Encoding'), 'Vary: Accept-Encoding');
     t.truthy(plain.headers['last-modified'], 'Last-Modified is set');
+    t.is(plain.headers['cache-control'], 'no-cache', 'with Cache-Control: no-cache, so browsers revalidate');
     t.is(plain.headers.etag, `"${md5(plain.body)}"`, 'ETag: the MD5 of the squashed page');
     const squashed = text(plain);
 

@@ -31,6 +31,10 @@ const headerNotes: Array<[string, string]> = [
     "The newest modification time of the demo's script and page files. Pages with an ETag are validated by the ETag alone, unless trustLastModified is on.",
   ],
   [
+    'Cache-Control',
+    'no-cache, added by koa-buffer beside a Last-Modified it generated: without it a browser would keep the page for a tenth of its age without asking. Your own Cache-Control or Expires is kept.',
+  ],
+  [
     'X-Cache',
     'MISS when the request built the page, HIT when it was answered from the cache or from a build another request made.',
   ],

@@ -20,6 +20,13 @@ export interface Slot {
   /** The options of the request that opened the slot (templates, durations, time limits). */
   readonly options: ResolvedOptions;
   readonly log: DecisionLog;
+  /**
+   * Entries created before this time (ms since the epoch) count as a miss:
+   * set by a refresh (`cacheRequestNoCache: 'refresh'`) to the time it
+   * began, so it and the waiters of its flight take only a newer build. 0
+   * for every other request.
+   */
+  readonly notBefore: number;
 }
 
 /** What a lookup found; `at` is the time the entry was found fresh at. */
@@ -81,7 +88,7 @@ export function lookup(slot: Slot, now?: number): Lookup | Promise<Lookup> {
 function judge(slot: Slot, value: unknown, now: number): Lookup | Promise<Lookup> {
   const entry = decode(value);
   if (entry === undefined) return { miss: 'miss' };
-  if (!isFresh(entry, now)) return { miss: 'stale' };
+  if (!isFresh(entry, now) || entry.created < slot.notBefore) return { miss: 'stale' };
   // The app script's and templates' newest mtime, as Last-Modified reads it (trusted for mtimeTrustMs);
   // the options carry the template paths, the cache, the logger and the messages the scan needs.
   const newest = recentNewestMtimeMs(slot.options, undefined, now);

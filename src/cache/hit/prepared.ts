@@ -44,6 +44,8 @@ export const pipelineHeaders: readonly string[] = [
   'vary',
   'etag',
   'last-modified',
+  'cache-control',
+  'expires',
 ];
 
 type Value = number | string | readonly string[] | undefined;

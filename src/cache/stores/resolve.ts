@@ -6,8 +6,9 @@ import { resolve as resolvePath } from 'node:path';
 import { BufferOptionError } from '../../errors.ts';
 import type { Messages } from '../../messages.ts';
 import { isCacheStore, type CacheStore } from './store.ts';
+import { isLruCache, LruCacheStore } from './lru-cache-store.ts';
 import { MemoryStore } from './memory.ts';
-import { RedisStore } from './redis.ts';
+import { RedisStore, type RedisClientLike } from './redis.ts';
 import { SqliteStore } from './sqlite.ts';
 
 /** What the `cache` option accepts. */
@@ -19,13 +20,16 @@ export type CacheOption = boolean | string | CacheStore | null | undefined;
  * | option                                   | store                                          |
  * |------------------------------------------|------------------------------------------------|
  * | `undefined`, `null`, `false`              | none                                           |
- * | `true`                                   | `new MemoryStore()` (64 MiB LRU, this process) |
+ * | `true`                                   | `new MemoryStore({ maxBytes: memoryBytes })` (this process) |
  * | `'sqlite:PATH'`, `'sqlite://PATH'`       | `new SqliteStore({ path })`, PATH relative to the working directory; `sqlite::memory:` for tests |
  * | `'redis://…'`, `'rediss://…'`            | `new RedisStore({ url })`                      |
+ * | an ioredis `Redis` or `Cluster`          | `new RedisStore({ client })` (the client stays yours) |
+ * | an lru-cache `LRUCache`                  | `new LruCacheStore(lru)` (`set` takes `{ttl}`)  |
  * | an object with `get`, `set`, `delete`     | itself (a Keyv, a Keyv adapter, a Map, …)      |
  *
  * @param option - the `cache` option
  * @param messages - the catalog to word errors with (the `messages` option)
+ * @param memoryBytes - the byte budget of the store `true` makes (the `cacheMemoryBytes` option)
  * @returns the store, or `undefined`
  * @throws BufferOptionError with key `option_cache` for any other value (an
  *   unknown scheme, an empty path, a number, an object lacking a method)
@@ -34,9 +38,20 @@ export type CacheOption = boolean | string | CacheStore | null | undefined;
  * @example
  * const store = resolveStore('sqlite:var/cache.sqlite'); // shared by this host's workers
  */
-export function resolveStore(option: unknown, messages?: Messages): CacheStore | undefined {
+export function resolveStore(
+  option: unknown,
+  messages?: Messages,
+  memoryBytes = defaultMemoryBytes,
+): CacheStore | undefined {
   if (option === undefined || option === null || option === false) return undefined;
-  if (option === true) return new MemoryStore();
+  if (option === true) return new MemoryStore({ maxBytes: memoryBytes });
+  if (typeof option === 'object') {
+    // The same object gets the same adapter: a per-response `cache` value is resolved on every request.
+    const adapted = adapters.get(option);
+    if (adapted !== undefined) return adapted;
+    if (isRedisClient(option)) return adapt(option, new RedisStore({ client: option }));
+    if (isLruCache(option)) return adapt(option, new LruCacheStore(option));
+  }
   if (isCacheStore(option)) return option;
   if (typeof option === 'string') {
     const path = sqlitePath(option);
@@ -51,6 +66,33 @@ export function resolveStore(option: unknown, messages?: Messages): CacheStore |
     }
   }
   throw new BufferOptionError('option_cache', {}, messages);
+}
+
+/** The byte budget of the in-memory store by default: 64 MiB. */
+export const defaultMemoryBytes = 64 * 1024 * 1024;
+
+/** Adapters made for the user's objects, by object. */
+const adapters = new WeakMap<object, CacheStore>();
+
+function adapt(option: object, store: CacheStore): CacheStore {
+  adapters.set(option, store);
+  return store;
+}
+
+/**
+ * True for an ioredis `Redis` or `Cluster` (the forms RedisLock takes): the
+ * binary-safe read koa-buffer needs, and `defineCommand`, which only ioredis
+ * clients have. Their `get` returns text and they have no `delete`, so they
+ * could not serve as a store as they are.
+ */
+function isRedisClient(value: object): value is RedisClientLike {
+  const v = value as Record<string, unknown>;
+  return (
+    typeof v.getBuffer === 'function' &&
+    typeof v.set === 'function' &&
+    typeof v.del === 'function' &&
+    typeof v.defineCommand === 'function'
+  );
 }
 
 /** PATH of `sqlite:PATH` or `sqlite://PATH` (Keyv's spelling), `undefined` when not a usable sqlite URL. */
