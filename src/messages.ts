@@ -30,12 +30,15 @@ export const defaultMessages = {
   option_flag: '%{name} must be a true or false value',
   option_optimise_content: 'optimiseContent must be 0, 1 or 2',
   option_last_modified: 'lastModified must be false, true, an epoch, a date string or a function',
-  option_min_compress_size: 'minCompressSize must be a non-negative integer',
+  option_min_compress_size: "minCompressSize must be a non-negative integer number of bytes or a size such as '1kb'",
   option_encodings: 'encodings must be an array of coding names',
   unknown_encoding: "unknown encoding '%{name}'",
-  option_compression_levels: 'compressionLevels must be an object of levels by coding (br 0–11, zstd 1–22, gzip 0–9)',
-  option_compressible_types: 'compressibleTypes must be an array of media types (strings or RegExps)',
-  option_excluded_types: 'excludedTypes must be an array of media types (strings or RegExps)',
+  option_compression_levels:
+    'compressionLevels must be an object of levels by coding (br 0–11, zstd 1–22, gzip 0–9, deflate 0–9)',
+  option_compressible_types:
+    "compressibleTypes must be a function of the media type, or an array of media types (strings, wildcards such as 'text/*', RegExps or functions)",
+  option_excluded_types:
+    "excludedTypes must be an array of media types (strings, wildcards such as 'text/*', RegExps or functions)",
   option_vary_by: 'varyBy must be an array of header names',
   option_cache_key: 'cacheKey must be a string or a function',
   option_cache: "cache must be true, a store with get(), set() and delete(), or a 'sqlite:PATH' or 'redis://' URL",

@@ -28,6 +28,7 @@ import { isHtml, mediaType } from './response/media-types.ts';
 import { RepresentationMemo } from './response/memo.ts';
 import { negotiate, type Coding } from './response/negotiate.ts';
 import { optimiseHtml } from './response/optimise.ts';
+import { compressionRefusal, noTransform } from './response/switches.ts';
 import { addVary } from './response/vary.ts';
 import { sectionDeclarations } from './section.ts';
 
@@ -168,7 +169,7 @@ async function digestInSlices(work: Work, shared: Shared): Promise<void> {
 const optimise: Step = async (work, shared) => {
   const { ctx, options } = work;
   // HTML only, and never a replayed entry: it was optimised when it was built.
-  const wanted = options.optimiseContent >= 1 && isHtml(work.type) && !work.state.replayed;
+  const wanted = options.optimiseContent >= 1 && isHtml(work.type) && !work.state.replayed && !noTransform(ctx);
   const level = options.optimiseContent === 2 ? 2 : 1;
   // Link rewriting depends on the host and path, so they are part of what made the entity.
   if (wanted) work.variant = options.rewriteLinks ? `o${level}\0${ctx.request.host}\0${ctx.request.path}` : `o${level}`;
@@ -259,8 +260,8 @@ const compressStep: Step = async (work, shared) => {
     shared.log.debug('log_identity', { size: work.entity.length, reason });
     return true;
   };
-  if (!options.compressContent) return identity('compressContent is off');
-  if (!options.compressibleTypes.matches(work.type)) return identity(`${work.type} is not compressible`);
+  const refusal = compressionRefusal(ctx, options, work.type);
+  if (refusal !== undefined) return identity(refusal);
   addVary(ctx, 'Accept-Encoding');
   const { coding, reason } = negotiate(ctx.request.headers['accept-encoding'], options.encodings);
   if (coding === 'identity') return identity(reason ?? 'identity');
