@@ -13,6 +13,7 @@
  * accessor shares one generic body, whose property lookups V8 cannot
  * specialise. On a cache hit they cost a sixth of the requests a second.
  */
+import type { Readable } from 'node:stream';
 import type { Context, Middleware, Next } from 'koa';
 import { answeredAsPrepared } from './cache/cached.ts';
 import { CacheRuntime } from './cache/runtime.ts';
@@ -28,6 +29,7 @@ import { isHtml, mediaType } from './response/media-types.ts';
 import { RepresentationMemo } from './response/memo.ts';
 import { negotiate, type Coding } from './response/negotiate.ts';
 import { optimiseHtml } from './response/optimise.ts';
+import { isNodeReadable, respondWithStream } from './response/stream.ts';
 import { compressionRefusal, noTransform } from './response/switches.ts';
 import { addVary } from './response/vary.ts';
 import { sectionDeclarations } from './section.ts';
@@ -55,6 +57,8 @@ interface Work {
   readonly options: ResolvedOptions;
   /** The body as the action made it (JSON already serialised); turned into bytes only when needed. */
   readonly source: string | Buffer;
+  /** A Node.js stream body, which takes the stream path (response/stream.ts) instead of the steps below. */
+  readonly stream: Readable | undefined;
   /** Bare, lowercased media type. */
   readonly type: string;
   /** The optimisation settings that turn raw into entity ('' for none), part of the memo key. */
@@ -82,12 +86,13 @@ function isStreamLike(body: object): boolean {
   );
 }
 
-/** The body as a string or bytes, or the reason it is left alone. */
-function bodySource(ctx: Context): { source: string | Buffer } | { skip: string } {
+/** The body as a string or bytes, a Node.js stream for the stream path (4b), or the reason it is left alone. */
+function bodySource(ctx: Context): { source: string | Buffer; stream?: Readable } | { skip: string } {
   const body: unknown = ctx.response.body;
   if (body === null || body === undefined) return { skip: 'empty body' };
   if (typeof body === 'string' || Buffer.isBuffer(body)) return { source: body };
-  if (typeof body === 'object' && isStreamLike(body)) return { skip: 'stream body' };
+  if (isNodeReadable(body)) return { source: '', stream: body };
+  if (typeof body === 'object' && isStreamLike(body)) return { skip: 'web stream, Blob or Response body' };
   // Anything else Koa would send as JSON; serialise it the same way, so it can be compressed.
   const json = JSON.stringify(body);
   if (json === undefined) return { skip: 'body has no JSON form' };
@@ -115,7 +120,7 @@ function check(ctx: Context, state: RequestState, shared: Shared): Work | undefi
   if (ctx.res.hasHeader('Content-Encoding')) return skip('Content-Encoding already set');
   const body = bodySource(ctx);
   if ('skip' in body) return skip(body.skip);
-  if (body.source.length === 0) return skip('empty body');
+  if (body.source.length === 0 && body.stream === undefined) return skip('empty body');
   const type = mediaType(responseHeader(ctx, 'Content-Type'));
   if (type === undefined) return skip('no media type');
   const options = responseOptions(state.config, sectionDeclarations(ctx), override.values);
@@ -125,6 +130,7 @@ function check(ctx: Context, state: RequestState, shared: Shared): Work | undefi
     state,
     options,
     source: body.source,
+    stream: body.stream,
     type,
     variant: '',
     entity: EMPTY,
@@ -384,7 +390,8 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
       await next();
       // A cache hit the pipeline has answered before, for the very same inputs, is answered as it was then.
       const work = answeredAsPrepared(ctx, state) ? undefined : check(ctx, state, shared); // 1. CHECK
-      if (work) for (const step of pipeline) if (!(await step(work, shared))) break;
+      if (work?.stream) await respondWithStream(work.stream, work, shared.log);
+      else if (work) for (const step of pipeline) if (!(await step(work, shared))) break;
     } catch (error) {
       state.failed = true; // a build that threw ends its flight with ERROR
       throw error;
