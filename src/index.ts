@@ -25,6 +25,9 @@ export type { BufferMiddleware } from './middleware.ts';
 export { bufferSection } from './section.ts';
 export type { BufferOptions, SectionOptions, CacheStore, CacheLock, EncodingName, Flag } from './options.ts';
 export type { LastModifiedOption, LastModifiedValue, MtimeCache } from './response/last-modified.ts';
+export type { MediaTypeList, MediaTypeOption, MediaTypePredicate } from './response/media-types.ts';
+// Re-exporting from switches.ts also carries its augmentation of Koa's context (ctx.compress) into the declarations.
+export type { CompressSwitch } from './response/switches.ts';
 // Re-exporting from context.ts also carries its augmentation of Koa's context (ctx.bufferIsCached) into the declarations.
 export type { StoreableResponse } from './context.ts';
 export { FileLock, RedisLock, MemoryLock, Lock } from './locks/index.ts';

@@ -30,13 +30,16 @@ export const defaultMessages = {
   option_flag: '%{name} must be a true or false value',
   option_optimise_content: 'optimiseContent must be 0, 1 or 2',
   option_last_modified: 'lastModified must be false, true, an epoch, a date string or a function',
-  option_min_compress_size: 'minCompressSize must be a non-negative integer',
+  option_min_compress_size: "minCompressSize must be a non-negative integer number of bytes or a size such as '1kb'",
   option_encodings: 'encodings must be an array of coding names',
   unknown_encoding: "unknown encoding '%{name}'",
-  option_compression_levels: 'compressionLevels must be an object of levels by coding (br 0–11, zstd 1–22, gzip 0–9)',
-  option_compressible_types: 'compressibleTypes must be an array of media types (strings or RegExps)',
+  option_compression_levels:
+    'compressionLevels must be an object of levels by coding (br 0–11, zstd 1–22, gzip 0–9, deflate 0–9)',
+  option_compressible_types:
+    "compressibleTypes must be a function of the media type, or an array of media types (strings, wildcards such as 'text/*', RegExps or functions)",
   option_default_cache_control: 'defaultCacheControl must be a Cache-Control value (a non-empty string) or false',
-  option_excluded_types: 'excludedTypes must be an array of media types (strings or RegExps)',
+  option_excluded_types:
+    "excludedTypes must be an array of media types (strings, wildcards such as 'text/*', RegExps or functions)",
   option_vary_by: 'varyBy must be an array of header names',
   option_cache_key: 'cacheKey must be a string or a function',
   option_cache:
@@ -122,6 +125,9 @@ export const defaultMessages = {
   log_identity: 'sending %{size} bytes uncompressed: %{reason}',
   log_compressed: 'compressed %{size} bytes to %{compressedSize} with %{coding} level %{level} (%{mode})',
   log_not_modified: '304 Not Modified (%{reason})',
+  log_stream_coding: 'compressing a stream body with %{coding}',
+  log_stream_identity: 'sending a stream body uncompressed: %{reason}',
+  log_stream_failed: 'a stream body failed; its response was cut short: %{error}',
   log_minifier_missing: 'optimiseContent 2 needs the optional package %{name}; minifying inline CSS/JS is skipped',
   log_minify_failed: 'minifying an inline %{kind} block failed; left as it was: %{error}',
   log_encoding_unavailable: 'encoding %{name} is not available here and is not offered',

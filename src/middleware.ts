@@ -13,6 +13,7 @@
  * accessor shares one generic body, whose property lookups V8 cannot
  * specialise. On a cache hit they cost a sixth of the requests a second.
  */
+import type { Readable } from 'node:stream';
 import type { Context, Middleware, Next } from 'koa';
 import { answeredAsPrepared, bufferIsCached } from './cache/cached.ts';
 import { CacheRuntime } from './cache/runtime.ts';
@@ -29,6 +30,8 @@ import { isHtml, mediaType } from './response/media-types.ts';
 import { RepresentationMemo } from './response/memo.ts';
 import { negotiate, type Coding } from './response/negotiate.ts';
 import { optimiseHtml } from './response/optimise.ts';
+import { isNodeReadable, respondWithStream } from './response/stream.ts';
+import { compressionRefusal, noTransform } from './response/switches.ts';
 import { addVary } from './response/vary.ts';
 
 /** What one `buffer()` middleware shares between its requests. */
@@ -54,6 +57,8 @@ interface Work {
   readonly options: ResolvedOptions;
   /** The body as the action made it (JSON already serialised); turned into bytes only when needed. */
   readonly source: string | Buffer;
+  /** A Node.js stream body, which takes the stream path (response/stream.ts) instead of the steps below. */
+  readonly stream: Readable | undefined;
   /** Bare, lowercased media type. */
   readonly type: string;
   /** The optimisation settings that turn raw into entity ('' for none), part of the memo key. */
@@ -81,12 +86,13 @@ function isStreamLike(body: object): boolean {
   );
 }
 
-/** The body as a string or bytes, or the reason it is left alone. */
-function bodySource(ctx: Context): { source: string | Buffer } | { skip: string } {
+/** The body as a string or bytes, a Node.js stream for the stream path (4b), or the reason it is left alone. */
+function bodySource(ctx: Context): { source: string | Buffer; stream?: Readable } | { skip: string } {
   const body: unknown = ctx.response.body;
   if (body === null || body === undefined) return { skip: 'empty body' };
   if (typeof body === 'string' || Buffer.isBuffer(body)) return { source: body };
-  if (typeof body === 'object' && isStreamLike(body)) return { skip: 'stream body' };
+  if (isNodeReadable(body)) return { source: '', stream: body };
+  if (typeof body === 'object' && isStreamLike(body)) return { skip: 'web stream, Blob or Response body' };
   // Anything else Koa would send as JSON; serialise it the same way, so it can be compressed.
   const json = JSON.stringify(body);
   if (json === undefined) return { skip: 'body has no JSON form' };
@@ -114,7 +120,7 @@ function check(ctx: Context, state: RequestState, shared: Shared): Work | undefi
   if (ctx.res.hasHeader('Content-Encoding')) return skip('Content-Encoding already set');
   const body = bodySource(ctx);
   if ('skip' in body) return skip(body.skip);
-  if (body.source.length === 0) return skip('empty body');
+  if (body.source.length === 0 && body.stream === undefined) return skip('empty body');
   const type = mediaType(responseHeader(ctx, 'Content-Type'));
   if (type === undefined) return skip('no media type');
   if (options.excludedTypes.matches(type)) return skip(`excluded media type ${type}`);
@@ -123,6 +129,7 @@ function check(ctx: Context, state: RequestState, shared: Shared): Work | undefi
     state,
     options,
     source: body.source,
+    stream: body.stream,
     type,
     variant: '',
     entity: EMPTY,
@@ -167,7 +174,7 @@ async function digestInSlices(work: Work, shared: Shared): Promise<void> {
 const optimise: Step = async (work, shared) => {
   const { ctx, options } = work;
   // HTML only, and never a replayed entry: it was optimised when it was built.
-  const wanted = options.optimiseContent >= 1 && isHtml(work.type) && !work.state.replayed;
+  const wanted = options.optimiseContent >= 1 && isHtml(work.type) && !work.state.replayed && !noTransform(ctx);
   const level = options.optimiseContent === 2 ? 2 : 1;
   // Link rewriting depends on the host, path and scheme, so they are part of what made the entity.
   if (wanted)
@@ -262,8 +269,8 @@ const compressStep: Step = async (work, shared) => {
     shared.log.debug('log_identity', { size: work.entity.length, reason });
     return true;
   };
-  if (!options.compressContent) return identity('compressContent is off');
-  if (!options.compressibleTypes.matches(work.type)) return identity(`${work.type} is not compressible`);
+  const refusal = compressionRefusal(ctx, options, work.type);
+  if (refusal !== undefined) return identity(refusal);
   addVary(ctx, 'Accept-Encoding');
   const { coding, reason } = negotiate(ctx.request.headers['accept-encoding'], options.encodings);
   if (coding === 'identity') return identity(reason ?? 'identity');
@@ -398,7 +405,8 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
       resolveResponseOptions(ctx, state); // sections and ctx.state.buffer have had their say
       // A cache hit the pipeline has answered before, for the very same inputs, is answered as it was then.
       const work = answeredAsPrepared(ctx, state) ? undefined : check(ctx, state, shared); // 1. CHECK
-      if (work) for (const step of pipeline) if (!(await step(work, shared))) break;
+      if (work?.stream) await respondWithStream(work.stream, work, shared.log);
+      else if (work) for (const step of pipeline) if (!(await step(work, shared))) break;
     } catch (error) {
       state.failed = true; // a build that threw ends its flight with ERROR
       throw error;

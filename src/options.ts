@@ -10,6 +10,7 @@
 import type { Context } from 'koa';
 import type { CacheStore } from './cache/stores/store.ts';
 import { parseDuration } from './duration.ts';
+import { parseSize } from './size.ts';
 import { BufferOptionError } from './errors.ts';
 import type { CacheLock } from './locks/protocol.ts';
 import { defaultLogger, isLogger, type Logger } from './logger.ts';
@@ -20,7 +21,10 @@ import {
   defaultCompressibleTypes,
   defaultExcludedTypes,
   isMediaTypeList,
+  isMediaTypeOption,
   TypeMatcher,
+  type MediaTypeList,
+  type MediaTypeOption,
 } from './response/media-types.ts';
 import { defaultMemoMaxSize } from './response/memo.ts';
 import { allCodings, canonicalCoding, type Coding } from './response/negotiate.ts';
@@ -57,14 +61,18 @@ export interface BufferOptions {
   templateMtimeCache?: MtimeCache;
   /** Seconds or a duration string. @defaultValue 10 */
   templateMtimeCacheDuration?: number | string;
-  /** Bytes; smaller bodies are not compressed. @defaultValue 32 */
-  minCompressSize?: number;
-  /** Codings offered, in server preference order. @defaultValue ['br', 'zstd', 'gzip'] */
+  /** Bytes, or a size string such as '1kb'; smaller bodies are not compressed. @defaultValue 32 */
+  minCompressSize?: number | string;
+  /** Codings offered, in server preference order. @defaultValue ['br', 'zstd', 'gzip', 'deflate'] */
   encodings?: EncodingName[];
-  /** Levels per coding. @defaultValue { br: 4, zstd: 3, gzip: 6 } */
+  /** Levels per coding. @defaultValue { br: 4, zstd: 3, gzip: 6, deflate: 6 } */
   compressionLevels?: Partial<Record<EncodingName, number>>;
-  /** Media types to compress: exact strings (case-insensitive) or RegExps. @defaultValue text/*, JSON, JavaScript, XML, XHTML, SVG, +json, +xml */
-  compressibleTypes?: Array<string | RegExp>;
+  /**
+   * Media types to compress: strings (case-insensitive, `*` a wildcard: `'text/*'`, `'*\/*+json'`),
+   * RegExps and `(type) => boolean` predicates, or one predicate.
+   * @defaultValue what mime-db marks compressible (the `compressible` package), less text/event-stream
+   */
+  compressibleTypes?: MediaTypeOption;
   /**
    * Cache-Control given to a 200 GET/HEAD response that got a generated
    * Last-Modified and carries neither Cache-Control nor Expires, so browsers
@@ -72,8 +80,8 @@ export interface BufferOptions {
    * (RFC 9111 4.2.2); false for none. @defaultValue 'no-cache'
    */
   defaultCacheControl?: string | false;
-  /** Media types never buffered. @defaultValue ['text/event-stream'] */
-  excludedTypes?: Array<string | RegExp>;
+  /** Media types never buffered, in the same forms as compressibleTypes. @defaultValue ['text/event-stream'] */
+  excludedTypes?: MediaTypeList;
   /**
    * The server-side cache: true (in-memory), a Keyv-compatible store, a Keyv,
    * an lru-cache LRUCache, an ioredis Redis or Cluster, or 'sqlite:PATH' /
@@ -304,7 +312,7 @@ const rules: Record<keyof BufferOptions, Rule> = {
   },
   cacheWaitFailure: { key: 'option_cache_wait_failure', ok: (v) => isNil(v) || v === 'retry-later' || v === 'run' },
   compressContent: flag,
-  compressibleTypes: { key: 'option_compressible_types', ok: isMediaTypeList },
+  compressibleTypes: { key: 'option_compressible_types', ok: isMediaTypeOption },
   compressionLevels: { key: 'option_compression_levels', ok: isLevels },
   defaultCacheControl: {
     key: 'option_default_cache_control',
@@ -318,7 +326,7 @@ const rules: Record<keyof BufferOptions, Rule> = {
   logger: { key: 'option_logger', ok: (v) => isNil(v) || isLogger(v) },
   memoMaxSize: { key: 'option_memo_max_size', ok: (v) => isNil(v) || isNonNegativeInteger(v) },
   messages: { key: 'option_messages', ok: (v) => isNil(v) || isMessageOverrides(v) },
-  minCompressSize: { key: 'option_min_compress_size', ok: isNonNegativeInteger },
+  minCompressSize: { key: 'option_min_compress_size', ok: (v) => parseSize(v) !== undefined },
   optimiseContent: { key: 'option_optimise_content', ok: (v) => isNil(v) || v === 0 || v === 1 || v === 2 },
   rewriteLinks: flag,
   templateMtimeCache: { key: 'option_template_mtime_cache', ok: (v) => isNil(v) || hasMethods(v, 'get', 'set') },
@@ -413,7 +421,7 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     templateMtimeCacheDuration: isNil(o.templateMtimeCacheDuration)
       ? defaults.templateMtimeCacheDuration
       : parseDuration(o.templateMtimeCacheDuration)!,
-    minCompressSize: has('minCompressSize') ? o.minCompressSize! : defaults.minCompressSize,
+    minCompressSize: has('minCompressSize') ? parseSize(o.minCompressSize)! : defaults.minCompressSize,
     encodings,
     compressionLevels: { ...defaultLevels, ...canonicalLevels(o.compressionLevels) },
     compressibleTypes: has('compressibleTypes') ? new TypeMatcher(o.compressibleTypes!) : defaults.compressibleTypes,
@@ -512,12 +520,7 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
   optimiseContent: (v) => (v === 2 || v === '2' ? 2 : v === 1 || v === '1' || v === true ? 1 : 0),
   lastModified: (v) => v,
   templatePaths: (v) => (Array.isArray(v) ? v.filter((p) => typeof p === 'string') : []),
-  minCompressSize: (v) =>
-    typeof v === 'number' && Number.isFinite(v) && v >= 0
-      ? v
-      : v === undefined || v === null
-        ? 0
-        : defaults.minCompressSize,
+  minCompressSize: (v) => (v === undefined || v === null ? 0 : (parseSize(v) ?? defaults.minCompressSize)),
   // Not filtered by what is installed: the compress step logs a coding it cannot make.
   encodings: (v) =>
     Array.isArray(v)
@@ -528,7 +531,7 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
         ]
       : [],
   compressionLevels: (v) => ({ ...defaultLevels, ...canonicalLevels(v) }),
-  compressibleTypes: (v) => new TypeMatcher(Array.isArray(v) ? v : []),
+  compressibleTypes: (v) => new TypeMatcher(Array.isArray(v) || typeof v === 'function' ? (v as MediaTypeOption) : []),
   excludedTypes: (v) => new TypeMatcher(Array.isArray(v) ? v : []),
   defaultCacheControl: (v) => (typeof v === 'string' && !/[\r\n\0]/.test(v) ? v.trim() : ''),
   varyBy: (v) => (Array.isArray(v) ? v.filter((h) => typeof h === 'string').map(varyEntry) : []),

@@ -90,11 +90,11 @@ export const capabilities: readonly Capability[] = [
       `curl -si -H 'Accept-Language: fr-CH, fr;q=0.9' ${base}/hello; echo; curl -si -b lang=de ${base}/hello`,
   },
   {
-    name: 'streamed download, left alone',
+    name: 'streamed download, compressed as a stream',
     path: '/download',
     explains:
-      'A file sent as a stream: koa-buffer does not buffer streams, so it goes out as it is read, chunked, with no coding and no ETag.',
-    headers: ['Transfer-Encoding', 'Content-Disposition'],
+      'A file sent as a stream: koa-buffer never holds it in memory; it is compressed as it is read, chunked, with the weak ETag koa-etag would give a file, and a 304 for a matching If-None-Match.',
+    headers: ['Transfer-Encoding', 'Content-Encoding', 'ETag', 'Content-Disposition'],
     curl: (base) => `curl -s -o /dev/null -D - -H 'Accept-Encoding: br' ${base}/download`,
   },
 ];

@@ -1,9 +1,9 @@
 /**
- * Compressing one body: br and gzip with node:zlib, zstd with zstd-napi.
+ * Compressing one body: br, gzip and deflate with node:zlib, zstd with zstd-napi.
  *
  * Small bodies are compressed synchronously: a hop to the libuv threadpool
  * costs more than the work itself. Large bodies must not stall the event
- * loop, so br and gzip go to the threadpool, and zstd (zstd-napi has no
+ * loop, so br, gzip and deflate go to the threadpool, and zstd (zstd-napi has no
  * asynchronous one-shot call) is fed to a streaming context in slices with a
  * turn of the event loop between slices. Where the limits come from: see
  * {@link syncLimit} and `bench/compress-threshold.bench.ts`.
@@ -26,19 +26,20 @@ function loadZstd(): { zstd: ZstdModule; binding: ZstdBinding } | undefined {
 }
 const zstdLib = loadZstd();
 
-/** True when a coding can be produced in this process (br and gzip always; zstd when zstd-napi loads). */
+/** True when a coding can be produced in this process (br, gzip and deflate always; zstd when zstd-napi loads). */
 export function codingAvailable(coding: Coding): boolean {
   return coding !== 'zstd' || zstdLib !== undefined;
 }
 
 /** The default level per coding. */
-export const defaultLevels: Readonly<Record<Coding, number>> = { br: 4, zstd: 3, gzip: 6 };
+export const defaultLevels: Readonly<Record<Coding, number>> = { br: 4, zstd: 3, gzip: 6, deflate: 6 };
 
 /** The levels each coding accepts. */
 export const levelRange: Readonly<Record<Coding, readonly [number, number]>> = {
   br: [0, 11],
   zstd: [1, 22],
   gzip: [0, 9],
+  deflate: [0, 9],
 };
 
 /**
@@ -54,7 +55,13 @@ export const levelRange: Readonly<Record<Coding, readonly [number, number]>> = {
  * 0.4 ms a call: the threadpool hop, or zstd's slicing); above them its
  * fixed cost is small beside the work it keeps off the event loop.
  */
-export const syncLimit: Readonly<Record<Coding, number>> = { br: 64 * 1024, gzip: 32 * 1024, zstd: 256 * 1024 };
+export const syncLimit: Readonly<Record<Coding, number>> = {
+  br: 64 * 1024,
+  gzip: 32 * 1024,
+  // deflate is gzip's compressor without its header and trailer
+  deflate: 32 * 1024,
+  zstd: 256 * 1024,
+};
 
 /** Input per zstd slice: at about 0.3–0.5 GB/s that is well under a millisecond of blocking per slice. */
 const zstdSlice = 128 * 1024;
@@ -75,12 +82,13 @@ function brotliParams(level: number, size: number): zlib.BrotliOptions {
 // Larger output chunks than zlib's 16 KiB default mean fewer threadpool round trips for a big body.
 const asyncChunk = 256 * 1024;
 
-function zlibAsync(body: Buffer, coding: 'br' | 'gzip', level: number): Promise<Buffer> {
+function zlibAsync(body: Buffer, coding: 'br' | 'gzip' | 'deflate', level: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const done = (error: Error | null, result: Buffer): void => (error ? reject(error) : resolve(result));
     if (coding === 'br')
       zlib.brotliCompress(body, { ...brotliParams(level, body.length), chunkSize: asyncChunk }, done);
-    else zlib.gzip(body, { level, chunkSize: asyncChunk }, done);
+    else if (coding === 'gzip') zlib.gzip(body, { level, chunkSize: asyncChunk }, done);
+    else zlib.deflate(body, { level, chunkSize: asyncChunk }, done);
   });
 }
 
@@ -156,6 +164,10 @@ async function compressWith(mode: 'sync' | 'async', body: Buffer, coding: Coding
       return sync
         ? { bytes: zlib.gzipSync(body, { level }), mode: 'sync' }
         : { bytes: await zlibAsync(body, 'gzip', level), mode: 'threadpool' };
+    case 'deflate':
+      return sync
+        ? { bytes: zlib.deflateSync(body, { level }), mode: 'sync' }
+        : { bytes: await zlibAsync(body, 'deflate', level), mode: 'threadpool' };
     case 'zstd': {
       if (!zstdLib) throw new Error('zstd-napi is not available');
       return sync
@@ -170,7 +182,7 @@ async function compressWith(mode: 'sync' | 'async', body: Buffer, coding: Coding
  * (see {@link syncLimit}), otherwise without blocking the event loop.
  *
  * @param body - the uncompressed bytes
- * @param coding - br, zstd or gzip
+ * @param coding - br, zstd, gzip or deflate
  * @param level - within {@link levelRange} for the coding
  * @returns the compressed bytes and how they were made
  * @throws Error when zstd is asked for but zstd-napi did not load

@@ -3,27 +3,51 @@
  * buffer, and which are HTML it may optimise. Matching is on the bare type
  * (`text/html` of `text/html; charset=utf-8`), case-insensitive.
  */
+import { createRequire } from 'node:module';
 
-/** A list of media types as the options take it: exact strings (case-insensitive) or RegExps. */
-export type MediaTypeList = ReadonlyArray<string | RegExp>;
+/** A media-type predicate: called with the bare, lowercased type. */
+export type MediaTypePredicate = (type: string) => boolean;
 
 /**
- * The compressible types by default: text/*, JSON, JavaScript, XML,
- * XHTML, SVG and their close relatives, including every `+json` and `+xml`
- * structured-syntax suffix (RFC 6839), which covers ld+json, manifest+json,
- * problem+json, rss+xml, atom+xml and the like.
+ * A list of media types as the options take it: strings (case-insensitive;
+ * `*` in a string stands for any run of characters within the type, so
+ * `text/*` and `*\/*+json` work), RegExps, and predicates.
  */
-export const defaultCompressibleTypes: readonly (string | RegExp)[] = [
-  /^text\//,
-  'application/json',
-  'application/javascript',
-  'application/x-javascript',
-  'application/ecmascript',
-  'application/xml',
-  'application/xhtml+xml',
-  'image/svg+xml',
-  /^application\/[a-z0-9!#$&^_.-]+\+(?:json|xml)$/,
-];
+export type MediaTypeList = ReadonlyArray<string | RegExp | MediaTypePredicate>;
+
+/** compressibleTypes as the option takes it: a list, or one predicate. */
+export type MediaTypeOption = MediaTypeList | MediaTypePredicate;
+
+const require = createRequire(import.meta.url);
+/** The `compressible` package: mime-db's flag, else true for text/* and +json/+text/+xml, else undefined. */
+const compressible = require('compressible') as (type: string) => boolean | undefined;
+
+const notByDefault = new Set(['text/event-stream', 'application/octet-stream']);
+
+/** Answers of {@link isCompressibleByDefault}, by type; bounded, so odd Content-Types cannot grow it. */
+const compressibleMemo = new Map<string, boolean>();
+
+/**
+ * The compressible types by default: what mime-db marks compressible (the
+ * `compressible` package koa-compress uses, so wasm, fonts, icons, SVG, JSON,
+ * JavaScript and every `+json`/`+xml` type are in), less server-sent events,
+ * which must reach the client event by event, and application/octet-stream,
+ * which mime-db 1.54 marks compressible but which names bytes of unknown kind
+ * (Koa's type for every Buffer body, and what a static server sends for .exe,
+ * .iso, .dmg, .bin), usually compressed already: trying would cost CPU on
+ * every such response for nothing. `ctx.compress = true` still forces it.
+ */
+export function isCompressibleByDefault(type: string): boolean {
+  let answer = compressibleMemo.get(type);
+  if (answer === undefined) {
+    answer = !notByDefault.has(type) && compressible(type) === true;
+    if (compressibleMemo.size >= 1024) compressibleMemo.clear();
+    compressibleMemo.set(type, answer);
+  }
+  return answer;
+}
+
+export const defaultCompressibleTypes: MediaTypeOption = isCompressibleByDefault;
 
 /** The excluded types by default: server-sent events are a stream by nature. */
 export const defaultExcludedTypes: readonly (string | RegExp)[] = ['text/event-stream'];
@@ -49,20 +73,31 @@ export function isHtml(type: string): boolean {
   return htmlTypes.has(type);
 }
 
-/** A compiled {@link MediaTypeList}: exact names in a Set, patterns tried in order. */
+/** A wildcard string as a RegExp: `*` matches any run of characters, everything else literally. */
+function wildcard(pattern: string): RegExp {
+  const escaped = pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
+  return new RegExp(`^${escaped.join('.*')}$`);
+}
+
+/** A compiled {@link MediaTypeOption}: exact names in a Set, then wildcards, RegExps and predicates in order. */
 export class TypeMatcher {
   readonly #exact = new Set<string>();
   readonly #patterns: RegExp[] = [];
+  readonly #predicates: MediaTypePredicate[] = [];
 
-  /** @param list - strings (exact, case-insensitive) and RegExps; anything else in it is ignored */
-  constructor(list: Iterable<unknown>) {
-    for (const entry of list) {
-      if (typeof entry === 'string') this.#exact.add(entry.trim().toLowerCase());
-      else if (entry instanceof RegExp) this.#patterns.push(entry);
+  /** @param list - a list of strings, RegExps and predicates, or one predicate; anything else in it is ignored */
+  constructor(list: Iterable<unknown> | MediaTypePredicate) {
+    for (const entry of typeof list === 'function' ? [list] : list) {
+      if (typeof entry === 'string') {
+        const name = entry.trim().toLowerCase();
+        if (name.includes('*')) this.#patterns.push(wildcard(name));
+        else this.#exact.add(name);
+      } else if (entry instanceof RegExp) this.#patterns.push(entry);
+      else if (typeof entry === 'function') this.#predicates.push(entry as MediaTypePredicate);
     }
   }
 
-  /** True when `type` (a bare, lowercased media type) is in the list. */
+  /** True when `type` (a bare, lowercased media type) is in the list. A predicate that throws counts as no. */
   matches(type: string): boolean {
     if (this.#exact.has(type)) return true;
     for (const pattern of this.#patterns) {
@@ -70,11 +105,26 @@ export class TypeMatcher {
       pattern.lastIndex = 0;
       if (pattern.test(type)) return true;
     }
+    for (const predicate of this.#predicates) {
+      try {
+        if (predicate(type) === true) return true;
+      } catch {
+        // an application's predicate must not break the response: it just does not match
+      }
+    }
     return false;
   }
 }
 
-/** True when `value` is an array of strings and RegExps, the shape compressibleTypes and excludedTypes take. */
+const isListEntry = (entry: unknown): boolean =>
+  typeof entry === 'string' || entry instanceof RegExp || typeof entry === 'function';
+
+/** True when `value` is an array of strings, RegExps and predicates, the shape excludedTypes takes. */
 export function isMediaTypeList(value: unknown): value is MediaTypeList {
-  return Array.isArray(value) && value.every((entry) => typeof entry === 'string' || entry instanceof RegExp);
+  return Array.isArray(value) && value.every(isListEntry);
+}
+
+/** True when `value` is a list as {@link isMediaTypeList} says or one predicate: the shape compressibleTypes takes. */
+export function isMediaTypeOption(value: unknown): value is MediaTypeOption {
+  return typeof value === 'function' || isMediaTypeList(value);
 }

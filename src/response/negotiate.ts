@@ -7,10 +7,10 @@
  */
 
 /** The codings koa-buffer can produce. */
-export type Coding = 'br' | 'zstd' | 'gzip';
+export type Coding = 'br' | 'zstd' | 'gzip' | 'deflate';
 
-/** All of them, in the default server preference. */
-export const allCodings: readonly Coding[] = ['br', 'zstd', 'gzip'];
+/** All of them, in the default server preference: deflate last, as every client that takes it also takes gzip. */
+export const allCodings: readonly Coding[] = ['br', 'zstd', 'gzip', 'deflate'];
 
 /** The outcome of a negotiation. */
 export interface Negotiated {
@@ -23,7 +23,7 @@ export interface Negotiated {
 /** Maps a name the options or a client may use to a coding koa-buffer knows. */
 export function canonicalCoding(name: string): Coding | undefined {
   const lower = name.toLowerCase();
-  if (lower === 'br' || lower === 'zstd' || lower === 'gzip') return lower;
+  if (lower === 'br' || lower === 'zstd' || lower === 'gzip' || lower === 'deflate') return lower;
   if (lower === 'x-gzip') return 'gzip';
   return undefined;
 }

@@ -87,7 +87,7 @@ export function rawRequest(
 
 const require = createRequire(import.meta.url);
 
-/** Decodes a body by its Content-Encoding (br, gzip, zstd, or none). */
+/** Decodes a body by its Content-Encoding (br, gzip, deflate, zstd, or none). */
 export function decode(response: RawResponse): Buffer {
   switch (response.headers['content-encoding']) {
     case undefined:
@@ -96,6 +96,8 @@ export function decode(response: RawResponse): Buffer {
       return zlib.brotliDecompressSync(response.body);
     case 'gzip':
       return zlib.gunzipSync(response.body);
+    case 'deflate':
+      return zlib.inflateSync(response.body);
     case 'zstd':
       return (require('zstd-napi') as typeof import('zstd-napi')).decompress(response.body);
     default:

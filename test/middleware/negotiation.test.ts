@@ -21,7 +21,7 @@ async function pageServer(t: Parameters<typeof serve>[0], options: Parameters<ty
   ]);
 }
 
-// [Accept-Encoding, expected coding] with the default server order br, zstd, gzip.
+// [Accept-Encoding, expected coding] with the default server order br, zstd, gzip, deflate.
 const cases: Array<[string | undefined, string]> = [
   [undefined, 'identity'],
   ['', 'identity'],
@@ -39,13 +39,17 @@ const cases: Array<[string | undefined, string]> = [
   ['*;q=0.5, gzip', 'gzip'],
   ['br;q=0, *', 'zstd'],
   ['br;q=0, zstd;q=0, *;q=0.3', 'gzip'],
-  ['deflate, compress', 'identity'],
+  ['br;q=0, zstd;q=0, gzip;q=0, *;q=0.3', 'deflate'],
+  ['deflate, compress', 'deflate'],
+  ['compress', 'identity'],
+  ['deflate, gzip', 'gzip'],
   ['gzip;q=0', 'identity'],
   ['identity', 'identity'],
   ['gzip;q=0.5, identity', 'identity'],
   ['gzip;q=0.5, identity;q=0.5', 'gzip'],
   ['identity;q=0, gzip', 'gzip'],
-  ['identity;q=0, deflate', 'identity'],
+  ['identity;q=0, deflate', 'deflate'],
+  ['identity;q=0, compress', 'identity'],
   ['*;q=0', 'identity'],
   ['gzip;q=2', 'identity'],
   ['gzip;q=abc, br', 'br'],

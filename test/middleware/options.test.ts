@@ -32,14 +32,18 @@ const rows: Array<[string, unknown, string]> = [
   ['option_last_modified', { lastModified: -5 }, 'lastModified must be'],
   ['option_min_compress_size', { minCompressSize: -1 }, 'minCompressSize must be a non-negative integer'],
   ['option_min_compress_size', { minCompressSize: 1.5 }, 'minCompressSize must be a non-negative integer'],
-  ['option_min_compress_size', { minCompressSize: '32' }, 'minCompressSize must be a non-negative integer'],
+  ['option_min_compress_size', { minCompressSize: 'lots' }, 'minCompressSize must be a non-negative integer'],
+  ['option_min_compress_size', { minCompressSize: '1e3' }, "or a size such as '1kb'"],
+  ['option_min_compress_size', { minCompressSize: '-1kb' }, "or a size such as '1kb'"],
   ['option_encodings', { encodings: 'br' }, 'encodings must be an array'],
   ['option_encodings', { encodings: ['br', 5] }, 'encodings must be an array'],
-  ['unknown_encoding', { encodings: ['br', 'deflate'] }, "unknown encoding 'deflate'"],
+  ['unknown_encoding', { encodings: ['br', 'compress'] }, "unknown encoding 'compress'"],
   ['option_compression_levels', { compressionLevels: { br: 12 } }, 'compressionLevels must be'],
-  ['option_compression_levels', { compressionLevels: { deflate: 1 } }, 'compressionLevels must be'],
-  ['option_compressible_types', { compressibleTypes: 'text/html' }, 'compressibleTypes must be an array'],
-  ['option_compressible_types', { compressibleTypes: [42] }, 'compressibleTypes must be an array'],
+  ['option_compression_levels', { compressionLevels: { deflate: 10 } }, 'compressionLevels must be'],
+  ['option_compression_levels', { compressionLevels: { compress: 1 } }, 'compressionLevels must be'],
+  ['option_compressible_types', { compressibleTypes: 'text/html' }, 'compressibleTypes must be a function'],
+  ['option_compressible_types', { compressibleTypes: [42] }, 'or an array of media types'],
+  ['option_compressible_types', { compressibleTypes: undefined }, 'compressibleTypes must be'],
   ['option_excluded_types', { excludedTypes: /event-stream/ }, 'excludedTypes must be an array'],
   ['option_vary_by', { varyBy: 'cookie' }, 'varyBy must be an array of header names'],
   ['option_vary_by', { varyBy: ['cookie', ''] }, 'varyBy must be an array of header names'],
@@ -135,12 +139,12 @@ test('the checks across options come after every single-option check', (t) => {
     'varyBy is checked before the lock combination',
   );
   t.is(
-    problem({ encodings: ['deflate'], varyBy: 5 })?.key,
+    problem({ encodings: ['compress'], varyBy: 5 })?.key,
     'option_vary_by',
     'an unknown encoding is a cross-option check',
   );
   t.is(
-    problem({ encodings: ['deflate'], cacheLock: lock, cacheLockDir: '/tmp/x' })?.key,
+    problem({ encodings: ['compress'], cacheLock: lock, cacheLockDir: '/tmp/x' })?.key,
     'lock_options_combined',
     'the lock combination comes before unknown encodings',
   );

@@ -11,7 +11,7 @@ import { escapeHtml, layout } from './layout.ts';
 const steps: Array<[string, string]> = [
   [
     'Check',
-    'Streams, empty bodies, 204/206/304, bodies already encoded and excluded media types are left alone. A plain object becomes JSON.',
+    'Empty bodies, 204/206/304, bodies already encoded and excluded media types are left alone; streams are compressed as they are read. A plain object becomes JSON.',
   ],
   [
     'Optimise',

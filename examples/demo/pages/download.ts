@@ -1,7 +1,8 @@
 /**
- * `/download`: a file sent as a stream. koa-buffer leaves stream bodies
- * alone (it would have to hold the whole file in memory to compress or hash
- * it), so the file goes out as it is read: chunked, not encoded, no ETag.
+ * `/download`: a file sent as a stream. koa-buffer never reads a stream body
+ * into memory: it compresses it as it is read (chunked), gives it the weak
+ * ETag koa-etag gives a file (from its size and mtime) and answers a
+ * matching If-None-Match with 304.
  */
 import { createReadStream, existsSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';

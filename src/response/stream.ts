@@ -1,0 +1,185 @@
+/**
+ * The stream path: a response whose body is a Node.js stream (a file from
+ * koa-static or koa-send, a proxied upstream, a generated report) is never
+ * read into memory. It gets what koa-compress, koa-etag and
+ * koa-conditional-get give it, in one place:
+ *
+ * - a weak ETag from the file's stat when the stream is an `fs.ReadStream`
+ *   with a path, computed as koa-etag does (the `etag` package's stattag:
+ *   `W/"<size hex>-<mtime ms hex>"`), so tags stay valid across the swap;
+ * - 304 Not Modified by If-None-Match against any ETag, else by
+ *   If-Modified-Since against the Last-Modified the app set (koa-send sets
+ *   one); the unread stream is destroyed at once, so its file descriptor is
+ *   freed before the response ends;
+ * - compression as a stream (br, gzip and deflate through node:zlib, zstd
+ *   through zstd-napi's CompressStream), joined to the source by
+ *   `stream.pipeline`, so back-pressure holds memory to a few buffers
+ *   whatever the length, and an error on either side destroys both: Koa's
+ *   own pipeline to the socket then ends the response instead of hanging it.
+ *
+ * Stream bodies are not squashed, get no MD5 ETag and are not stored in the
+ * server-side cache: each would need the whole body in memory.
+ */
+import { stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { pipeline, type Readable, type Transform } from 'node:stream';
+import zlib from 'node:zlib';
+import type { Context } from 'koa';
+import type { ResolvedOptions } from '../options.ts';
+import { codingAvailable } from './compress.ts';
+import { notModifiedReason } from './conditional.ts';
+import type { DecisionLog } from './decision-log.ts';
+import { negotiate, type Coding } from './negotiate.ts';
+import { compressionRefusal } from './switches.ts';
+import { addVary } from './vary.ts';
+
+type ZstdModule = typeof import('zstd-napi');
+const require = createRequire(import.meta.url);
+
+/** The streaming zstd compressor, when zstd-napi loads (codingAvailable says the same). */
+function zstdStream(level: number): Transform {
+  const { CompressStream } = require('zstd-napi') as ZstdModule;
+  return new CompressStream({ compressionLevel: level });
+}
+
+/** What the stream path needs to know about the response. */
+export interface StreamResponse {
+  readonly ctx: Context;
+  readonly options: ResolvedOptions;
+  /** Bare, lowercased media type. */
+  readonly type: string;
+}
+
+/** True for a Node.js readable stream, the only stream bodies this path handles. */
+export function isNodeReadable(body: unknown): body is Readable {
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    typeof (body as Readable).pipe === 'function' &&
+    typeof (body as Readable).on === 'function' &&
+    typeof (body as Readable).read === 'function'
+  );
+}
+
+/** A response header as one string; undefined when absent. */
+function header(ctx: Context, name: string): string | undefined {
+  const value = ctx.res.getHeader(name);
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? value.join(', ') : String(value);
+}
+
+/**
+ * The weak ETag koa-etag gives a file stream: `W/"<size hex>-<mtime hex>"`
+ * from the file's stat; undefined when the stream names no file or the stat
+ * fails (the stream will then report its own error).
+ */
+export async function fileStreamTag(stream: Readable): Promise<string | undefined> {
+  const path = (stream as { path?: unknown }).path;
+  if (typeof path !== 'string' && !Buffer.isBuffer(path)) return undefined;
+  try {
+    const stats = await stat(path);
+    if (!stats.isFile()) return undefined;
+    return `W/"${stats.size.toString(16)}-${stats.mtime.getTime().toString(16)}"`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A strong ETag with the coding inside its quotes (`"v1"` → `"v1-br"`); a weak one unchanged. */
+function codedTag(etag: string, coding: Coding): string {
+  const tag = etag.trim();
+  if (tag.startsWith('W/') || !tag.startsWith('"') || !tag.endsWith('"') || tag.length < 2) return etag;
+  return `${tag.slice(0, -1)}-${coding}"`;
+}
+
+/** The coding this stream is sent in, or identity with the reason; adds Vary when the type is compressible. */
+function chooseCoding(response: StreamResponse): { coding: Coding | 'identity'; reason?: string } {
+  const { ctx, options, type } = response;
+  const refusal = compressionRefusal(ctx, options, type);
+  if (refusal !== undefined) return { coding: 'identity', reason: refusal };
+  addVary(ctx, 'Accept-Encoding');
+  const negotiated = negotiate(ctx.request.headers['accept-encoding'], options.encodings);
+  if (negotiated.coding === 'identity') return negotiated;
+  // A length the app declared (koa-send declares the file's size) is known before a byte is read.
+  const length = Number(header(ctx, 'Content-Length'));
+  if (header(ctx, 'Content-Length') !== undefined && Number.isFinite(length) && length < options.minCompressSize)
+    return { coding: 'identity', reason: `smaller than minCompressSize (${options.minCompressSize})` };
+  if (!codingAvailable(negotiated.coding))
+    return { coding: 'identity', reason: `${negotiated.coding} is not available` };
+  return negotiated;
+}
+
+/** The compressing transform for `coding` at `level`; br is told the size when it is known. */
+function encoder(coding: Coding, level: number, size: number | undefined): Transform {
+  switch (coding) {
+    case 'br': {
+      const params: Record<number, number> = { [zlib.constants.BROTLI_PARAM_QUALITY]: level };
+      if (size !== undefined) params[zlib.constants.BROTLI_PARAM_SIZE_HINT] = size;
+      return zlib.createBrotliCompress({ params });
+    }
+    case 'gzip':
+      return zlib.createGzip({ level });
+    case 'deflate':
+      return zlib.createDeflate({ level });
+    case 'zstd':
+      return zstdStream(level);
+  }
+}
+
+/**
+ * Reworks a response whose body is a Node.js stream: validators, 304, and
+ * compression as a stream. Called by the middleware after its CHECK step.
+ *
+ * @param stream - the body, not yet read
+ * @param response - the context, the options for this response and its media type
+ * @param log - the decision log
+ */
+export async function respondWithStream(stream: Readable, response: StreamResponse, log: DecisionLog): Promise<void> {
+  const { ctx, options } = response;
+  const { coding, reason } = chooseCoding(response);
+  const validated = ctx.response.status === 200 && (ctx.request.method === 'GET' || ctx.request.method === 'HEAD');
+  if (validated && options.generateEtag && !ctx.res.hasHeader('ETag')) {
+    const tag = await fileStreamTag(stream);
+    if (tag !== undefined) ctx.response.set('ETag', tag);
+  }
+  const etag = header(ctx, 'ETag');
+  if (etag !== undefined && coding !== 'identity') ctx.response.set('ETag', codedTag(etag, coding));
+  if (validated && options.generate304) {
+    const notModified = notModifiedReason({
+      ifNoneMatch: ctx.request.headers['if-none-match'],
+      ifModifiedSince: ctx.request.headers['if-modified-since'],
+      etag: header(ctx, 'ETag'),
+      lastModified: header(ctx, 'Last-Modified'),
+      // The Last-Modified of a stream is the app's own (a file's mtime), not one koa-buffer guessed.
+      trustLastModified: true,
+    });
+    if (notModified !== undefined) {
+      log.debug('log_not_modified', { reason: notModified });
+      // Koa drops the body of a 304; the unread stream is destroyed now, freeing its descriptor.
+      ctx.response.status = 304;
+      stream.destroy();
+      return;
+    }
+  }
+  if (coding === 'identity') {
+    log.debug('log_stream_identity', { reason: reason ?? 'identity' });
+    return;
+  }
+  ctx.response.set('Content-Encoding', coding);
+  const declared = Number(header(ctx, 'Content-Length'));
+  ctx.response.remove('Content-Length');
+  log.debug('log_stream_coding', { coding });
+  // HEAD: the headers say what a GET would get; Koa sends no body and destroys the unread stream.
+  if (ctx.request.method === 'HEAD') return;
+  const compressor = encoder(
+    coding,
+    options.compressionLevels[coding],
+    Number.isFinite(declared) ? declared : undefined,
+  );
+  pipeline(stream, compressor, (error) => {
+    // Koa's pipeline from the compressor to the socket ends the response; this only records why.
+    if (error && (error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE')
+      log.error('log_stream_failed', { error: error.message });
+  });
+  ctx.response.body = compressor;
+}
