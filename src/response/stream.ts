@@ -29,6 +29,7 @@ import type { ResolvedOptions } from '../options.ts';
 import { codingAvailable } from './compress.ts';
 import { notModifiedReason } from './conditional.ts';
 import type { DecisionLog } from './decision-log.ts';
+import { codedTag } from './etag.ts';
 import { negotiate, type Coding } from './negotiate.ts';
 import { compressionRefusal } from './switches.ts';
 import { addVary } from './vary.ts';
@@ -83,13 +84,6 @@ export async function fileStreamTag(stream: Readable): Promise<string | undefine
   } catch {
     return undefined;
   }
-}
-
-/** A strong ETag with the coding inside its quotes (`"v1"` → `"v1-br"`); a weak one unchanged. */
-function codedTag(etag: string, coding: Coding): string {
-  const tag = etag.trim();
-  if (tag.startsWith('W/') || !tag.startsWith('"') || !tag.endsWith('"') || tag.length < 2) return etag;
-  return `${tag.slice(0, -1)}-${coding}"`;
 }
 
 /** The coding this stream is sent in, or identity with the reason; adds Vary when the type is compressible. */
