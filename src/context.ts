@@ -77,6 +77,12 @@ export interface RequestState {
    */
   preparedKey: string | undefined;
   preparedEntry: CacheEntry | undefined;
+  /**
+   * True when the answer is the cold one while the body's hot upgrade waits
+   * (response/upgrades.ts): it is not remembered as a prepared hit, so a
+   * later hit gets the smaller bytes.
+   */
+  provisional: boolean;
 }
 
 const stateKey = Symbol('koa-buffer request state');
@@ -101,6 +107,7 @@ export function openState(ctx: Context, config: ResolvedOptions, cache?: CacheRu
     failed: false,
     preparedKey: undefined,
     preparedEntry: undefined,
+    provisional: false,
   };
   (ctx as WithState)[stateKey] = state;
   return state;

@@ -12,6 +12,7 @@ import { parseDuration } from './duration.ts';
 import { BufferOptionError } from './errors.ts';
 import { defaultLogger, isLogger, type Logger } from './logger.ts';
 import { isMessageOverrides, Messages, type MessageOverrides } from './messages.ts';
+import { defaultEncodings } from './response/adaptive.ts';
 import { codingAvailable, defaultLevels, levelRange } from './response/compress.ts';
 import { isLastModifiedOption, type LastModifiedOption, type MtimeCache } from './response/last-modified.ts';
 import {
@@ -70,8 +71,14 @@ export interface BufferOptions {
   minCompressSize?: number;
   /** Codings offered, in server preference order. @defaultValue ['br', 'zstd', 'gzip'] */
   encodings?: EncodingName[];
-  /** Levels per coding. @defaultValue { br: 4, zstd: 3, gzip: 6 } */
+  /** Fixed levels per coding; giving them pins them, as `adaptiveCompression: false` does. @defaultValue { br: 4, zstd: 3, gzip: 6 } */
   compressionLevels?: Partial<Record<EncodingName, number>>;
+  /**
+   * Cheap codings for bodies seen once, the smallest for bodies seen again
+   * (recompressed off the request path); false pins the fixed
+   * `compressionLevels` and the `encodings` order. @defaultValue true, unless compressionLevels is given
+   */
+  adaptiveCompression?: Flag;
   /** Media types to compress: exact strings (case-insensitive) or RegExps. @defaultValue text/*, JSON, JavaScript, XML, XHTML, SVG, +json, +xml */
   compressibleTypes?: Array<string | RegExp>;
   /** Media types never buffered. @defaultValue ['text/event-stream'] */
@@ -134,6 +141,7 @@ export interface ResolvedOptions {
   /** Canonical and available, in server preference order. */
   encodings: readonly Coding[];
   compressionLevels: Readonly<Record<Coding, number>>;
+  adaptiveCompression: boolean;
   compressibleTypes: TypeMatcher;
   excludedTypes: TypeMatcher;
   cache: true | CacheStore | string | undefined;
@@ -172,6 +180,7 @@ const defaults: Omit<ResolvedOptions, 'messages' | 'logger' | 'encodings'> = {
   templateMtimeCacheDuration: 10,
   minCompressSize: 32,
   compressionLevels: defaultLevels,
+  adaptiveCompression: true,
   compressibleTypes: new TypeMatcher(defaultCompressibleTypes),
   excludedTypes: new TypeMatcher(defaultExcludedTypes),
   cache: undefined,
@@ -226,6 +235,7 @@ const flag: Rule = { key: 'option_flag', ok: isFlag };
 
 /** One rule per option. `undefined` is refused only for encodings, the type lists, varyBy and minCompressSize. */
 const rules: Record<keyof BufferOptions, Rule> = {
+  adaptiveCompression: flag,
   cache: {
     key: 'option_cache',
     ok: (v) =>
@@ -309,6 +319,8 @@ function checkTogether(options: Record<string, unknown>, messages: Messages, cac
   for (const name of (options.encodings as string[] | undefined) ?? []) {
     if (!canonicalCoding(name)) throw new BufferOptionError('unknown_encoding', { name }, messages);
   }
+  if (options.adaptiveCompression && !isNil(options.compressionLevels))
+    throw new BufferOptionError('adaptive_levels_combined', {}, messages);
 }
 
 /**
@@ -330,12 +342,14 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
 
   const logger = isNil(o.logger) ? defaultLogger : o.logger;
   const requested = has('encodings') ? (o.encodings as string[]).map((e) => canonicalCoding(e)!) : [...allCodings];
-  const encodings: Coding[] = [];
+  let encodings: readonly Coding[] = [];
   for (const coding of requested) {
     if (encodings.includes(coding)) continue;
-    if (codingAvailable(coding)) encodings.push(coding);
+    if (codingAvailable(coding)) encodings = [...encodings, coding];
     else logger.warn(messages.text('log_encoding_unavailable', { name: coding }));
   }
+  // The one default array: adaptive compression orders it by temperature, a user's list keeps its order.
+  if (!has('encodings')) encodings = defaultEncodings;
 
   // A flag given as undefined means off (the seed's "undef in options"); one not given keeps its default.
   const flagOption = (
@@ -359,6 +373,7 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     minCompressSize: has('minCompressSize') ? o.minCompressSize! : defaults.minCompressSize,
     encodings,
     compressionLevels: { ...defaultLevels, ...canonicalLevels(o.compressionLevels) },
+    adaptiveCompression: has('adaptiveCompression') ? Boolean(o.adaptiveCompression) : isNil(o.compressionLevels),
     compressibleTypes: has('compressibleTypes') ? new TypeMatcher(o.compressibleTypes!) : defaults.compressibleTypes,
     excludedTypes: has('excludedTypes') ? new TypeMatcher(o.excludedTypes!) : defaults.excludedTypes,
     cache: isNil(o.cache) || (o.cache as unknown) === false ? undefined : o.cache,
@@ -456,6 +471,7 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
         ]
       : [],
   compressionLevels: (v) => ({ ...defaultLevels, ...canonicalLevels(v) }),
+  adaptiveCompression: Boolean,
   compressibleTypes: (v) => new TypeMatcher(Array.isArray(v) ? v : []),
   excludedTypes: (v) => new TypeMatcher(Array.isArray(v) ? v : []),
   varyBy: (v) => (Array.isArray(v) ? v.filter((h) => typeof h === 'string').map((h: string) => h.toLowerCase()) : []),

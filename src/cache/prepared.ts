@@ -144,7 +144,7 @@ export class PreparedHits {
     encodings: string,
     before: Map<string, Value>,
   ): void {
-    if (state.failed || ctx.status !== 200 || !Buffer.isBuffer(ctx.body)) return;
+    if (state.failed || state.provisional || ctx.status !== 200 || !Buffer.isBuffer(ctx.body)) return;
     const after = snapshot(ctx);
     const set: Array<[string, number | string | readonly string[]]> = [];
     for (const [name, value] of after)
