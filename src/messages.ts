@@ -116,6 +116,8 @@ export const defaultMessages = {
   log_identity: 'sending %{size} bytes uncompressed: %{reason}',
   log_compressed: 'compressed %{size} bytes to %{compressedSize} with %{coding} level %{level} (%{mode})',
   log_not_modified: '304 Not Modified (%{reason})',
+  log_upgrade_queued:
+    'queued the upgrade of %{size} bytes to %{coding} level %{level} (%{pending} waiting or under way)',
   log_upgraded:
     'recompressed %{size} bytes to %{compressedSize} with %{coding} level %{level} off the request path (cold: %{coldSize}; memo now %{memoSize} bytes)',
   log_upgrade_failed: 'recompressing %{size} bytes with %{coding} level %{level} failed; the cold bytes stay: %{error}',

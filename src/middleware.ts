@@ -19,7 +19,14 @@ import { CacheRuntime } from './cache/runtime.ts';
 import { bufferIsCached, openState, requestState, type RequestState } from './context.ts';
 import { Md5, md5 } from './native/exports.ts';
 import { readOverride, resolveOptions, responseOptions, type BufferOptions, type ResolvedOptions } from './options.ts';
-import { coldLevel, heldRepresentation, hotCoding, hotLevel, temperatureOrders, type Held } from './response/adaptive.ts';
+import {
+  coldLevel,
+  heldRepresentation,
+  hotCoding,
+  hotLevel,
+  temperatureOrders,
+  type Held,
+} from './response/adaptive.ts';
 import { codingAvailable, compress } from './response/compress.ts';
 import { notModifiedReason } from './response/conditional.ts';
 import { DecisionLog } from './response/decision-log.ts';
@@ -282,7 +289,7 @@ async function adaptiveEncoded(work: Work, cold: Coding, shared: Shared): Promis
   const bytes = await encoded(work, cold, coldAt, shared);
   // Seen before, so hot, and no upgrade known: ask for one. While it waits this answer is provisional, not a prepared hit.
   const upgradable = hot !== undefined && hotBytes === undefined && (hot !== cold || hotAt !== coldAt);
-  if (seen && upgradable && shared.upgrades.request(md5, entity, hot, hotAt, bytes?.length ?? entity.length))
+  if (seen && upgradable && shared.upgrades.request(md5, entity, hot, hotAt, bytes?.length ?? entity.length, ctx.res))
     state.provisional = true;
   return bytes;
 }

@@ -133,7 +133,8 @@ export function heldRepresentation(
     const coding = offered.find((c) => c === named?.[1]);
     if (!named || coding === undefined || !acceptable(acceptEncoding, coding)) continue;
     if (named[2] === '') return { coding, hotLevel: undefined };
-    if (hotLevelOf !== undefined && Number(named[2]) === hotLevelOf(coding)) return { coding, hotLevel: hotLevelOf(coding) };
+    if (hotLevelOf !== undefined && Number(named[2]) === hotLevelOf(coding))
+      return { coding, hotLevel: hotLevelOf(coding) };
   }
   return undefined;
 }

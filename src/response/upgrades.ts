@@ -3,8 +3,8 @@
  * setting, and the representation memo then serves those bytes instead of
  * the cold ones (adaptive.ts). An upgrade never runs on a request's path:
  * the request that asks for it is answered with the cold bytes at once, and
- * the upgrade starts from `setImmediate`, in the niced thread of
- * upgrade-thread.ts, never awaited by anyone.
+ * the upgrade starts from `setImmediate` once that response is sent, in the
+ * niced thread of upgrade-thread.ts, never awaited by anyone.
  *
  * Bounded so that it can never cost the requests anything that matters:
  * - size: bodies above {@link upgradeMaxSize} keep their cold bytes;
@@ -17,6 +17,8 @@
  *   sighting. A failed upgrade, or one no smaller than the cold bytes, is
  *   remembered as "no gain" there, so it is not retried.
  */
+import type { ServerResponse } from 'node:http';
+import { finished } from 'node:stream';
 import type { DecisionLog } from './decision-log.ts';
 import type { RepresentationMemo } from './memo.ts';
 import type { Coding } from './negotiate.ts';
@@ -75,9 +77,17 @@ export class Upgrades {
    * Asks for the entity `md5` in `coding` at `level` to be made and kept in
    * the memo, off the request path.
    *
+   * @param response - the response that asked: the queue starts once it is sent (or its client has gone)
    * @returns true when the upgrade waits or runs (the cold answer is provisional), false when it was refused
    */
-  request(md5: string, entity: Buffer, coding: Coding, level: number, coldSize: number): boolean {
+  request(
+    md5: string,
+    entity: Buffer,
+    coding: Coding,
+    level: number,
+    coldSize: number,
+    response?: ServerResponse,
+  ): boolean {
     if (!this.#memo.enabled || entity.length > upgradeMaxSize) return false;
     const key = `${md5}\0${coding}\0${level}`;
     if (this.#keys.has(key)) return true;
@@ -85,9 +95,12 @@ export class Upgrades {
     this.#queue.push({ key, md5, entity, coding, level, coldSize });
     this.#keys.add(key);
     this.#bytes += entity.length;
+    this.#log.debug('log_upgrade_queued', { size: entity.length, coding, level, pending: this.#keys.size });
     if (!this.#running) {
       this.#running = true;
-      setImmediate(() => void this.#drain());
+      const start = (): void => void setImmediate(() => void this.#drain());
+      if (response && !response.writableFinished && !response.destroyed) finished(response, start);
+      else start();
     }
     return true;
   }
