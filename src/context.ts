@@ -67,6 +67,7 @@ export function openState(ctx: Context, config: ResolvedOptions, cache?: CacheRu
     failed: false,
     preparedKey: undefined,
     preparedEntry: undefined,
+    provisional: false,
   };
   (ctx as WithState)[requestStateKey] = state;
   return state;

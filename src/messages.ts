@@ -62,6 +62,8 @@ export const defaultMessages = {
   option_logger: 'logger must be an object with debug(), info(), warn() and error()',
   option_messages: 'messages must be an object of texts by message key',
   lock_options_combined: 'cacheLock and cacheLockDir cannot be combined',
+  adaptive_levels_combined:
+    'adaptiveCompression and compressionLevels cannot be combined: levels given pin them (adaptiveCompression false)',
   lock_ttl_too_short: "the cacheLock's ttl (%{ttl} s) must be longer than cacheLockTimeout (%{timeout} s)",
   lock_dir_create_failed: "cannot create cacheLockDir '%{dir}': %{error}",
   lock_dir_not_writable: "cacheLockDir '%{dir}' is not a writable directory",
@@ -128,6 +130,11 @@ export const defaultMessages = {
   log_stream_coding: 'compressing a stream body with %{coding}',
   log_stream_identity: 'sending a stream body uncompressed: %{reason}',
   log_stream_failed: 'a stream body failed; its response was cut short: %{error}',
+  log_upgrade_queued:
+    'queued the upgrade of %{size} bytes to %{coding} level %{level} (%{pending} waiting or under way)',
+  log_upgraded:
+    'recompressed %{size} bytes to %{compressedSize} with %{coding} level %{level} off the request path (cold: %{coldSize}; memo now %{memoSize} bytes)',
+  log_upgrade_failed: 'recompressing %{size} bytes with %{coding} level %{level} failed; the cold bytes stay: %{error}',
   log_minifier_missing: 'optimiseContent 2 needs the optional package %{name}; minifying inline CSS/JS is skipped',
   log_minify_failed: 'minifying an inline %{kind} block failed; left as it was: %{error}',
   log_encoding_unavailable: 'encoding %{name} is not available here and is not offered',

@@ -21,6 +21,14 @@ import { openState, requestState, type RequestState } from './context.ts';
 import { Md5, md5 } from './native/exports.ts';
 import { resolveOptions, type BufferOptions, type ResolvedOptions } from './options.ts';
 import { resolveResponseOptions } from './per-response.ts';
+import {
+  coldLevel,
+  heldRepresentation,
+  hotCoding,
+  hotLevel,
+  temperatureOrders,
+  type Held,
+} from './response/adaptive.ts';
 import { codingAvailable, compress } from './response/compress.ts';
 import { notModifiedReason } from './response/conditional.ts';
 import { DecisionLog } from './response/decision-log.ts';
@@ -32,6 +40,7 @@ import { negotiate, type Coding } from './response/negotiate.ts';
 import { optimiseHtml } from './response/optimise.ts';
 import { isNodeReadable, respondWithStream } from './response/stream.ts';
 import { compressionRefusal, noTransform } from './response/switches.ts';
+import { Upgrades } from './response/upgrades.ts';
 import { addVary } from './response/vary.ts';
 
 /** What one `buffer()` middleware shares between its requests. */
@@ -41,6 +50,8 @@ interface Shared {
   readonly log: DecisionLog;
   /** Compressions under way, by memo key, so concurrent requests for new bytes compress them once. */
   readonly compressing: Map<string, Promise<Buffer | null>>;
+  /** Hot bodies waiting for their smallest encoding (adaptive compression). */
+  readonly upgrades: Upgrades;
 }
 
 /** A response header as one string; undefined when absent (Koa 3's response.get returns what Node stored). */
@@ -68,6 +79,8 @@ interface Work {
   /** MD5 hex of entity, once known. */
   md5: string | undefined;
   coding: Coding | 'identity';
+  /** The level of hot bytes sent, which their ETag names; undefined for cold or fixed-level bytes. */
+  hotLevel: number | undefined;
   /** The bytes to send. */
   payload: Buffer;
 }
@@ -135,6 +148,7 @@ function check(ctx: Context, state: RequestState, shared: Shared): Work | undefi
     entity: EMPTY,
     md5: undefined,
     coding: 'identity',
+    hotLevel: undefined,
     payload: EMPTY,
   };
 }
@@ -213,41 +227,38 @@ const optimise: Step = async (work, shared) => {
 // --- 3. COMPRESS ------------------------------------------------------------
 
 /**
- * True when VALIDATE will answer 304 for this coding whatever the compressed
- * bytes are: the client already holds exactly this representation, so
- * compressing it would be wasted (the ETag depends on the entity and the
- * coding, not on the compressed bytes).
+ * The representation of the current content the client already holds, when
+ * VALIDATE will answer 304 for it: If-None-Match names this entity in any
+ * coding the client accepts (adaptive.ts), so nothing needs compressing,
+ * whichever coding the server would prefer now.
  */
-function clientHolds(work: Work, coding: Coding, shared: Shared): boolean {
+function clientHolds(work: Work, shared: Shared): Held | undefined {
   const { ctx, options } = work;
   const ifNoneMatch = ctx.request.headers['if-none-match'];
   if (ifNoneMatch === undefined || !options.generate304 || !options.generateEtag || ctx.response.status !== 200)
-    return false;
-  if ((ctx.request.method !== 'GET' && ctx.request.method !== 'HEAD') || ctx.res.hasHeader('ETag')) return false;
-  return (
-    notModifiedReason({
-      ifNoneMatch,
-      ifModifiedSince: undefined,
-      etag: entityTag(digest(work, shared), coding),
-      lastModified: undefined,
-      trustLastModified: false,
-    }) !== undefined
+    return undefined;
+  if ((ctx.request.method !== 'GET' && ctx.request.method !== 'HEAD') || ctx.res.hasHeader('ETag')) return undefined;
+  const levels = options.compressionLevels;
+  return heldRepresentation(
+    ifNoneMatch,
+    digest(work, shared),
+    ctx.request.headers['accept-encoding'],
+    options.encodings,
+    options.adaptiveCompression ? (coding) => hotLevel(coding, levels) : undefined,
   );
 }
 
 /**
  * The entity in `coding`: from the memo, else compressed now (concurrent
  * requests for the same new entity share one compression). null when
- * compression does not make it smaller; 'held' when the client already holds
- * this representation and a 304 will follow, so nothing was compressed.
+ * compression does not make it smaller.
  */
-async function encoded(work: Work, coding: Coding, level: number, shared: Shared): Promise<Buffer | null | 'held'> {
+async function encoded(work: Work, coding: Coding, level: number, shared: Shared): Promise<Buffer | null> {
   const key = shared.memo.enabled ? `${digest(work, shared)}\0${coding}\0${level}` : '';
   if (shared.memo.enabled) {
     const known = shared.memo.encoded(work.md5!, coding, level);
     if (known !== undefined) return known;
   }
-  if (clientHolds(work, coding, shared)) return 'held';
   const run = async (): Promise<Buffer | null> => {
     const { bytes, mode } = await compress(work.entity, coding, level);
     shared.log.debug('log_compressed', { size: work.entity.length, compressedSize: bytes.length, coding, level, mode });
@@ -263,6 +274,36 @@ async function encoded(work: Work, coding: Coding, level: number, shared: Shared
   return pending;
 }
 
+/**
+ * Adaptive compression (response/adaptive.ts): the hot bytes when the memo
+ * has them; else the cold bytes in `cold`, and when those were already in
+ * the memo the body is hot, so its smallest encoding is queued, off this
+ * request's path. null when compression does not make the body smaller.
+ */
+async function adaptiveEncoded(work: Work, cold: Coding, shared: Shared): Promise<Buffer | null> {
+  const { ctx, options, state, entity } = work;
+  const coldAt = coldLevel(cold, options.compressionLevels);
+  // Without the memo nothing is ever seen twice: every body stays cold.
+  if (!shared.memo.enabled) return encoded(work, cold, coldAt, shared);
+  const md5 = digest(work, shared);
+  const hot = hotCoding(ctx.request.headers['accept-encoding'], temperatureOrders(options.encodings));
+  const hotAt = hot === undefined ? 0 : hotLevel(hot, options.compressionLevels);
+  // A Buffer: upgraded; null: the upgrade gained nothing; undefined: not upgraded (yet).
+  const hotBytes = hot === undefined ? null : shared.memo.encoded(md5, hot, hotAt);
+  if (hotBytes) {
+    work.coding = hot!;
+    work.hotLevel = hotAt;
+    return hotBytes;
+  }
+  const seen = shared.memo.encoded(md5, cold, coldAt) !== undefined;
+  const bytes = await encoded(work, cold, coldAt, shared);
+  // Seen before, so hot, and no upgrade known: ask for one. While it waits this answer is provisional, not a prepared hit.
+  const upgradable = hot !== undefined && hotBytes === undefined && (hot !== cold || hotAt !== coldAt);
+  if (seen && upgradable && shared.upgrades.request(md5, entity, hot, hotAt, bytes?.length ?? entity.length, ctx.res))
+    state.provisional = true;
+  return bytes;
+}
+
 const compressStep: Step = async (work, shared) => {
   const { ctx, options } = work;
   const identity = (reason: string): true => {
@@ -272,7 +313,17 @@ const compressStep: Step = async (work, shared) => {
   const refusal = compressionRefusal(ctx, options, work.type);
   if (refusal !== undefined) return identity(refusal);
   addVary(ctx, 'Accept-Encoding');
-  const { coding, reason } = negotiate(ctx.request.headers['accept-encoding'], options.encodings);
+  const held = clientHolds(work, shared);
+  if (held) {
+    // A 304 follows (VALIDATE), with the tag of what the client holds: nothing to compress.
+    work.coding = held.coding;
+    work.hotLevel = held.hotLevel;
+    if (held.coding !== 'identity') ctx.response.set('Content-Encoding', held.coding);
+    return true;
+  }
+  const adaptive = options.adaptiveCompression;
+  const offered = adaptive ? temperatureOrders(options.encodings).cold : options.encodings;
+  const { coding, reason } = negotiate(ctx.request.headers['accept-encoding'], offered);
   if (coding === 'identity') return identity(reason ?? 'identity');
   if (work.entity.length < options.minCompressSize)
     return identity(`smaller than minCompressSize (${options.minCompressSize})`);
@@ -280,12 +331,18 @@ const compressStep: Step = async (work, shared) => {
     shared.log.error('log_encoding_unavailable', { name: coding });
     return identity(`${coding} is not available`);
   }
-  const bytes = await encoded(work, coding, options.compressionLevels[coding], shared);
-  if (bytes === null) return identity(`${coding} would not make it smaller`);
-  if (bytes !== 'held') work.payload = bytes;
   work.coding = coding;
-  ctx.response.set('Content-Encoding', coding);
-  shared.log.debug('log_coding', { coding, size: work.payload.length });
+  const bytes = adaptive
+    ? await adaptiveEncoded(work, coding, shared)
+    : await encoded(work, coding, options.compressionLevels[coding], shared);
+  if (bytes === null) {
+    work.coding = 'identity';
+    work.hotLevel = undefined;
+    return identity(`${coding} would not make it smaller`);
+  }
+  work.payload = bytes;
+  ctx.response.set('Content-Encoding', work.coding);
+  shared.log.debug('log_coding', { coding: work.coding, size: work.payload.length });
   return true;
 };
 
@@ -308,11 +365,12 @@ const validate: Step = async (work, shared) => {
   // ETag, Last-Modified and 304 belong to 200 responses to GET and HEAD only.
   if (ctx.response.status !== 200 || (ctx.request.method !== 'GET' && ctx.request.method !== 'HEAD')) return true;
   if (!ctx.res.hasHeader('ETag')) {
-    if (options.generateEtag) ctx.response.set('ETag', entityTag(digest(work, shared), work.coding));
+    if (options.generateEtag) ctx.response.set('ETag', entityTag(digest(work, shared), work.coding, work.hotLevel));
   } else if (work.coding !== 'identity') {
     // The action's strong tag named the uncompressed bytes; these are not them.
     const own = responseHeader(ctx, 'ETag')!;
-    const coded = codedTag(own, work.coding);
+    // Hot bytes differ from the cold bytes of their coding, so they name their level too, as generated tags do.
+    const coded = codedTag(own, work.hotLevel === undefined ? work.coding : `${work.coding}${work.hotLevel}`);
     if (coded !== own) ctx.response.set('ETag', coded);
   }
   if (options.lastModified && !ctx.res.hasHeader('Last-Modified')) {
@@ -388,12 +446,9 @@ const pipeline: readonly Step[] = [optimise, compressStep, store, validate, send
  */
 export function buffer(options?: BufferOptions): BufferMiddleware {
   const config = resolveOptions(options);
-  const shared: Shared = {
-    config,
-    memo: new RepresentationMemo(config.memoMaxSize),
-    log: new DecisionLog(config.logger, config.messages),
-    compressing: new Map(),
-  };
+  const memo = new RepresentationMemo(config.memoMaxSize);
+  const log = new DecisionLog(config.logger, config.messages);
+  const shared: Shared = { config, memo, log, compressing: new Map(), upgrades: new Upgrades(memo, log) };
   const cache = new CacheRuntime(config, shared.log);
   const middleware = async function bufferMiddleware(ctx: Context, next: Next): Promise<void> {
     // An outer buffer() already reworks this request; a second pass would only redo its work.

@@ -15,6 +15,7 @@ import { BufferOptionError } from './errors.ts';
 import type { CacheLock } from './locks/protocol.ts';
 import { defaultLogger, isLogger, type Logger } from './logger.ts';
 import { isMessageOverrides, Messages, type MessageOverrides } from './messages.ts';
+import { defaultEncodings } from './response/adaptive.ts';
 import { codingAvailable, defaultLevels, levelRange } from './response/compress.ts';
 import { isLastModifiedOption, type LastModifiedOption, type MtimeCache } from './response/last-modified.ts';
 import {
@@ -65,8 +66,14 @@ export interface BufferOptions {
   minCompressSize?: number | string;
   /** Codings offered, in server preference order. @defaultValue ['br', 'zstd', 'gzip', 'deflate'] */
   encodings?: EncodingName[];
-  /** Levels per coding. @defaultValue { br: 4, zstd: 3, gzip: 6, deflate: 6 } */
+  /** Fixed levels per coding; giving them pins them, as `adaptiveCompression: false` does. @defaultValue { br: 4, zstd: 3, gzip: 6, deflate: 6 } */
   compressionLevels?: Partial<Record<EncodingName, number>>;
+  /**
+   * Cheap codings for bodies seen once, the smallest for bodies seen again
+   * (recompressed off the request path); false pins the fixed
+   * `compressionLevels` and the `encodings` order. @defaultValue true, unless compressionLevels is given
+   */
+  adaptiveCompression?: Flag;
   /**
    * Media types to compress: strings (case-insensitive, `*` a wildcard: `'text/*'`, `'*\/*+json'`),
    * RegExps and `(type) => boolean` predicates, or one predicate.
@@ -166,6 +173,7 @@ export interface ResolvedOptions {
   /** Canonical and available, in server preference order. */
   encodings: readonly Coding[];
   compressionLevels: Readonly<Record<Coding, number>>;
+  adaptiveCompression: boolean;
   compressibleTypes: TypeMatcher;
   /** '' for none. */
   defaultCacheControl: string;
@@ -210,6 +218,7 @@ const defaults: Omit<ResolvedOptions, 'messages' | 'logger' | 'encodings'> = {
   templateMtimeCacheDuration: 10,
   minCompressSize: 32,
   compressionLevels: defaultLevels,
+  adaptiveCompression: true,
   compressibleTypes: new TypeMatcher(defaultCompressibleTypes),
   defaultCacheControl: 'no-cache',
   excludedTypes: new TypeMatcher(defaultExcludedTypes),
@@ -276,6 +285,7 @@ const flag: Rule = { key: 'option_flag', ok: isFlag };
 
 /** One rule per option. `undefined` is refused only for encodings, the type lists, varyBy and minCompressSize. */
 const rules: Record<keyof BufferOptions, Rule> = {
+  adaptiveCompression: flag,
   cache: {
     key: 'option_cache',
     ok: (v) =>
@@ -374,6 +384,8 @@ function checkTogether(options: Record<string, unknown>, messages: Messages, cac
   for (const name of (options.encodings as string[] | undefined) ?? []) {
     if (!canonicalCoding(name)) throw new BufferOptionError('unknown_encoding', { name }, messages);
   }
+  if (options.adaptiveCompression && !isNil(options.compressionLevels))
+    throw new BufferOptionError('adaptive_levels_combined', {}, messages);
 }
 
 /**
@@ -395,12 +407,14 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
 
   const logger = isNil(o.logger) ? defaultLogger : o.logger;
   const requested = has('encodings') ? (o.encodings as string[]).map((e) => canonicalCoding(e)!) : [...allCodings];
-  const encodings: Coding[] = [];
+  let encodings: readonly Coding[] = [];
   for (const coding of requested) {
     if (encodings.includes(coding)) continue;
-    if (codingAvailable(coding)) encodings.push(coding);
+    if (codingAvailable(coding)) encodings = [...encodings, coding];
     else logger.warn(messages.text('log_encoding_unavailable', { name: coding }));
   }
+  // The one default array: adaptive compression orders it by temperature, a user's list keeps its order.
+  if (!has('encodings')) encodings = defaultEncodings;
 
   // A flag given as undefined means off ("undef in options" in the Perl original); one not given keeps its default.
   const flagOption = (
@@ -424,6 +438,7 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     minCompressSize: has('minCompressSize') ? parseSize(o.minCompressSize)! : defaults.minCompressSize,
     encodings,
     compressionLevels: { ...defaultLevels, ...canonicalLevels(o.compressionLevels) },
+    adaptiveCompression: has('adaptiveCompression') ? Boolean(o.adaptiveCompression) : isNil(o.compressionLevels),
     compressibleTypes: has('compressibleTypes') ? new TypeMatcher(o.compressibleTypes!) : defaults.compressibleTypes,
     defaultCacheControl: defaultCacheControlOf(has('defaultCacheControl'), o.defaultCacheControl),
     excludedTypes: has('excludedTypes') ? new TypeMatcher(o.excludedTypes!) : defaults.excludedTypes,
@@ -531,6 +546,7 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
         ]
       : [],
   compressionLevels: (v) => ({ ...defaultLevels, ...canonicalLevels(v) }),
+  adaptiveCompression: Boolean,
   compressibleTypes: (v) => new TypeMatcher(Array.isArray(v) || typeof v === 'function' ? (v as MediaTypeOption) : []),
   excludedTypes: (v) => new TypeMatcher(Array.isArray(v) ? v : []),
   defaultCacheControl: (v) => (typeof v === 'string' && !/[\r\n\0]/.test(v) ? v.trim() : ''),

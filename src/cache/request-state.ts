@@ -61,6 +61,12 @@ export interface CacheRequestState {
    */
   preparedKey: string | undefined;
   preparedEntry: CacheEntry | undefined;
+  /**
+   * True when the answer is the cold one while the body's hot upgrade waits
+   * (response/upgrades.ts): it is not remembered as a prepared hit, so a
+   * later hit gets the smaller bytes.
+   */
+  provisional: boolean;
 }
 
 /** The symbol the request state is kept under on the context. */

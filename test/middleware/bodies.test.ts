@@ -255,7 +255,8 @@ test('a 5 MiB HTML page round-trips in every coding without blocking the event l
     );
     t.true(decode(response).equals(entity), `${coding}: decodes to the squashed page`);
   }
-  t.is(logger.count(/with br level 4 \(threadpool\)/), 1, 'br of 5 MiB runs on the threadpool');
-  t.is(logger.count(/with gzip level 6 \(threadpool\)/), 1, 'gzip of 5 MiB runs on the threadpool');
-  t.is(logger.count(/with zstd level 3 \(sliced\)/), 1, 'zstd of 5 MiB is compressed in slices');
+  // At each coding's cold level (src/response/coding-table.ts): each body is seen once per coding here.
+  t.is(logger.count(/with br level \d+ \(threadpool\)/), 1, 'br of 5 MiB runs on the threadpool');
+  t.is(logger.count(/with gzip level \d+ \(threadpool\)/), 1, 'gzip of 5 MiB runs on the threadpool');
+  t.is(logger.count(/with zstd level \d+ \(sliced\)/), 1, 'zstd of 5 MiB is compressed in slices');
 });

@@ -29,6 +29,8 @@ import { plainGet } from './lru-get.ts';
 interface RequestState {
   readonly onFinish: Array<(ctx: Context) => void | Promise<void>>;
   readonly failed: boolean;
+  /** A cold answer while a smaller one is being made: not worth remembering. */
+  readonly provisional: boolean;
 }
 
 /**
@@ -151,7 +153,7 @@ export class PreparedHits {
     encodings: string,
     before: Map<string, Value>,
   ): void {
-    if (state.failed || ctx.status !== 200 || !Buffer.isBuffer(ctx.body)) return;
+    if (state.failed || state.provisional || ctx.status !== 200 || !Buffer.isBuffer(ctx.body)) return;
     const after = snapshot(ctx);
     const set: Array<[string, number | string | readonly string[]]> = [];
     for (const [name, value] of after)

@@ -1,0 +1,129 @@
+/**
+ * The measurements behind `src/response/coding-table.ts`: for every coding
+ * and level, the microseconds of one synchronous call and the bytes it
+ * makes, on the 50 KiB template page of `http.bench.ts` after squashing
+ * (what koa-buffer compresses with `optimiseContent: 1`), and the bytes the
+ * common peer stack sends for the same page: koa-compress's default, br
+ * quality 4 through a zlib stream, of the page as rendered (it does not
+ * squash).
+ *
+ * From these it names, per coding, the cold level (the cheapest level whose
+ * bytes are at or below the peer's) and reports the hot level's figures
+ * (br 11, zstd 19, gzip 9, deflate 9). Paste the printed table into
+ * coding-table.ts when the codecs or the page change. Run:
+ *   node --import tsx bench/coding-table.bench.ts [--quick]
+ */
+import zlib from 'node:zlib';
+import { createRequire } from 'node:module';
+import { median, quick, report, type Row } from './harness.ts';
+import { htmlPage } from './fixtures/pages.ts';
+import { squashHtml } from '../src/index.ts';
+
+type ZstdModule = typeof import('zstd-napi');
+const zstd = createRequire(import.meta.url)('zstd-napi') as ZstdModule;
+
+const rendered = Buffer.from(htmlPage(50 * 1024, 42));
+const page = squashHtml(rendered, { level: 1 });
+const reps = quick ? 41 : 201;
+
+// One reusable context per level, as src/response/compress.ts keeps them: creating one costs more than a page.
+const zstdCompressors = new Map<number, InstanceType<ZstdModule['Compressor']>>();
+function zstdCompressor(level: number): InstanceType<ZstdModule['Compressor']> {
+  let compressor = zstdCompressors.get(level);
+  if (!compressor) {
+    compressor = new zstd.Compressor();
+    compressor.setParameters({ compressionLevel: level });
+    zstdCompressors.set(level, compressor);
+  }
+  return compressor;
+}
+
+/** One synchronous compression per coding, at a level. */
+const codecs: Record<string, { levels: number[]; hot: number; run: (level: number) => Buffer }> = {
+  zstd: {
+    levels: [1, 2, 3, 4, 5, 6, 19],
+    hot: 19,
+    run: (level) => zstdCompressor(level).compress(page),
+  },
+  br: {
+    levels: [0, 1, 2, 3, 4, 5, 11],
+    hot: 11,
+    run: (level) =>
+      zlib.brotliCompressSync(page, {
+        params: {
+          [zlib.constants.BROTLI_PARAM_QUALITY]: level,
+          [zlib.constants.BROTLI_PARAM_SIZE_HINT]: page.length,
+        },
+      }),
+  },
+  gzip: { levels: [1, 2, 3, 4, 5, 6, 9], hot: 9, run: (level) => zlib.gzipSync(page, { level }) },
+  deflate: { levels: [1, 2, 3, 4, 5, 6, 9], hot: 9, run: (level) => zlib.deflateSync(page, { level }) },
+};
+
+/** What koa-compress sends by default: br quality 4, the string body ended into a zlib stream. */
+function peerBytes(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const stream = zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } });
+    let bytes = 0;
+    stream.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    stream.on('end', () => resolve(bytes));
+    stream.on('error', reject);
+    stream.end(rendered.toString());
+  });
+}
+
+/**
+ * Median µs of one call per level, the levels interleaved call by call so
+ * that a burst on this shared machine hits them alike; the slow hot levels
+ * get a tenth of the calls.
+ */
+function microseconds(levels: number[], hot: number, run: (level: number) => unknown): Map<number, number> {
+  const times = new Map(levels.map((level) => [level, [] as number[]]));
+  for (const level of levels) for (let i = 0; i < 3; i++) run(level); // warm up
+  for (let rep = 0; rep < reps; rep++) {
+    for (const level of levels) {
+      if (level === hot && rep % 10 !== 0) continue;
+      const start = process.hrtime.bigint();
+      run(level);
+      times.get(level)!.push(Number(process.hrtime.bigint() - start) / 1e3);
+    }
+  }
+  return new Map([...times].map(([level, values]) => [level, median(values)]));
+}
+
+const peer = await peerBytes();
+const rows: Row[] = [];
+const lines: string[] = [];
+lines.push(`page ${rendered.length} B rendered, ${page.length} B squashed; peer (koa-compress br 4, stream) ${peer} B`);
+lines.push('coding level  µs (median)  bytes  at or below peer');
+for (const [coding, codec] of Object.entries(codecs)) {
+  let cold: { level: number; us: number; bytes: number } | undefined;
+  let hot: { level: number; us: number; bytes: number } | undefined;
+  const timed = microseconds(codec.levels, codec.hot, codec.run);
+  for (const level of codec.levels) {
+    const bytes = codec.run(level).length;
+    const us = timed.get(level)!;
+    lines.push(
+      `${coding.padEnd(7)}${String(level).padStart(5)}  ${us.toFixed(0).padStart(11)}  ${bytes}  ${bytes <= peer}`,
+    );
+    if (level === codec.hot) hot = { level, us, bytes };
+    else if (bytes <= peer && (cold === undefined || us < cold.us)) cold = { level, us, bytes };
+  }
+  for (const [kind, found] of [
+    ['cold', cold],
+    ['hot', hot],
+  ] as const) {
+    if (!found) continue;
+    rows.push({
+      figure: `${coding} ${kind} level ${found.level}: bytes vs peer br 4 (${peer} B)`,
+      ours: { name: `${coding} ${found.level}`, median: found.bytes, min: found.bytes, max: found.bytes, unit: 'B' },
+      ratio: peer / found.bytes,
+      note: `${found.us.toFixed(0)} µs a call, sync`,
+    });
+  }
+  lines.push(
+    `=> ${coding}: cold ${cold ? `${cold.level} (${cold.us.toFixed(0)} µs, ${cold.bytes} B)` : 'none meets the bound'}, hot ${hot!.level} (${hot!.us.toFixed(0)} µs, ${hot!.bytes} B)`,
+  );
+}
+for (const line of lines) console.log(line);
+report('Coding table: µs and bytes per coding and level, 50 KiB template page squashed', rows);
