@@ -85,6 +85,12 @@ export class RedisLock implements LockBackend<RedisLockGuard> {
   readonly namespace: string;
   /** Longest a call may take, in milliseconds. */
   readonly timeoutMs: number;
+  /**
+   * As the `cacheLock` of `buffer()`, the lock of a cache key is taken at
+   * `namespace + {key}`, in the hash slot of the entry's key on a Redis
+   * Cluster. Keys you pass to `acquire` yourself are stored as given.
+   */
+  readonly hashTagCacheKeys = true;
 
   readonly #source: RedisSource;
   readonly #messages: Messages;
