@@ -8,7 +8,13 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { Cluster } from 'ioredis';
+import { tryLock, unlock } from '../../src/cache/flight/lock-calls.ts';
+import { hashTagged } from '../../src/cache/hash-tag.ts';
+import { RedisStore } from '../../src/cache/stores/redis.ts';
 import { RedisLock } from '../../src/locks/redis-lock.ts';
+import { defaultLogger } from '../../src/logger.ts';
+import { Messages } from '../../src/messages.ts';
+import { DecisionLog } from '../../src/response/decision-log.ts';
 import { logLines, release, runs, startWorkers, tempDir, untilWaiting } from '../helpers/cache-workers.ts';
 import { clusterTest, useCluster } from '../helpers/redis-cluster.ts';
 import { rawRequest, type RawResponse } from '../helpers/serve.ts';
@@ -143,3 +149,28 @@ clusterTest(
     t.is(client.status, 'ready', 'close() leaves a Cluster it was given open');
   },
 );
+
+clusterTest('awkward cache keys: each keeps an entry of its own, in the slot of its lock', async (t) => {
+  const cluster = await useCluster(t);
+  const client = cluster.client();
+  const store = new RedisStore({ client });
+  const locks = new RedisLock({ redis: client, ttl: 30 });
+  const log = new DecisionLog(defaultLogger, new Messages());
+  const keys = ['buffer:0123', 'x', '{x}', '}x', '{', '}', '{}', 'a{}b', 'ü {ключ} 🗝', ' '];
+  for (const key of keys) {
+    await store.set(key, `value of ${key}`, 60_000);
+    const attempt = await tryLock(locks, key, 1000, log);
+    t.true(typeof attempt === 'object' && 'guard' in attempt, `the lock of ${JSON.stringify(key)}`);
+    const entryName = `koa-buffer:cache:${hashTagged(key)}`;
+    const lockName = `koa-buffer:${hashTagged(key)}`;
+    t.is(await client.exists(entryName), 1, entryName);
+    t.is(await client.exists(lockName), 1, lockName);
+    t.is(await keySlot(client, entryName), await keySlot(client, lockName), `one slot for ${JSON.stringify(key)}`);
+    if (typeof attempt === 'object' && 'guard' in attempt) await unlock(locks, attempt.guard, key, 1000, log);
+    t.is(await client.exists(lockName), 0, 'released');
+  }
+  for (const key of keys) t.is((await store.get(key))?.toString(), `value of ${key}`, 'no key overwrote another');
+  t.is(new Set(keys.map(hashTagged)).size, keys.length);
+  await locks.close();
+  await store.close();
+});
