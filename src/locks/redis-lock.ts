@@ -38,7 +38,11 @@ export type RedisSource = RedisLockClient | string | (() => RedisLockClient | Pr
 export interface RedisLockOptions {
   /** An ioredis client, a `redis://` or `rediss://` URL, or a function returning a client (called once, on first use). */
   redis: RedisSource;
-  /** Prefix of every lock key in Redis. @defaultValue 'koa-buffer:' */
+  /**
+   * Prefix of every lock key in Redis. Keep braces out of it: on a Redis
+   * Cluster they would replace the hash tag a cache key's lock shares with
+   * its entry. @defaultValue 'koa-buffer:'
+   */
   namespace?: string;
   /** Seconds a lock lives unless released or extended; must exceed the middleware's `cacheLockTimeout`. @defaultValue 60 */
   ttl?: number;

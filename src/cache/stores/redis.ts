@@ -40,6 +40,8 @@ export interface RedisStoreOptions {
   client?: RedisClientLike;
   /**
    * Prefix of every key, so the cache can share a Redis with other data.
+   * Keep braces out of it: on a Redis Cluster they would replace the hash
+   * tag each entry shares with its lock.
    * @defaultValue `'koa-buffer:cache:'`
    */
   namespace?: string;
