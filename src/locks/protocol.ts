@@ -81,6 +81,15 @@ export interface LockBackend<G = unknown> {
    * live; as the `cacheLock` option, it must outlast `cacheLockTimeout`.
    */
   readonly ttl?: number;
+
+  /**
+   * True for backends that keep their locks in Redis: the middleware then
+   * hands them each cache key as a Redis Cluster hash tag (`{buffer:<md5>}`),
+   * the tag the Redis cache store puts in the entry's key, so on a Cluster an
+   * entry and its lock live in one hash slot. Keys you pass yourself are never
+   * changed.
+   */
+  readonly hashTagCacheKeys?: boolean;
 }
 
 /** The `cacheLock` option of `buffer()`: any lock backend (answers sync or async). */

@@ -38,7 +38,11 @@ export type RedisSource = RedisLockClient | string | (() => RedisLockClient | Pr
 export interface RedisLockOptions {
   /** An ioredis client, a `redis://` or `rediss://` URL, or a function returning a client (called once, on first use). */
   redis: RedisSource;
-  /** Prefix of every lock key in Redis. @defaultValue 'koa-buffer:' */
+  /**
+   * Prefix of every lock key in Redis. Keep braces out of it: on a Redis
+   * Cluster they would replace the hash tag a cache key's lock shares with
+   * its entry. @defaultValue 'koa-buffer:'
+   */
   namespace?: string;
   /** Seconds a lock lives unless released or extended; must exceed the middleware's `cacheLockTimeout`. @defaultValue 60 */
   ttl?: number;
@@ -85,6 +89,12 @@ export class RedisLock implements LockBackend<RedisLockGuard> {
   readonly namespace: string;
   /** Longest a call may take, in milliseconds. */
   readonly timeoutMs: number;
+  /**
+   * As the `cacheLock` of `buffer()`, the lock of a cache key is taken at
+   * `namespace + {key}`, in the hash slot of the entry's key on a Redis
+   * Cluster. Keys you pass to `acquire` yourself are stored as given.
+   */
+  readonly hashTagCacheKeys = true;
 
   readonly #source: RedisSource;
   readonly #messages: Messages;

@@ -8,6 +8,7 @@ import type { CacheLock } from '../../options.ts';
 import type { DecisionLog } from '../../response/decision-log.ts';
 import { errorText } from '../../describe.ts';
 import { bounded } from '../bounded.ts';
+import { hashTagged } from '../hash-tag.ts';
 
 /** What one try at the lock found. */
 export type Attempt = { readonly guard: unknown } | 'busy' | { readonly error: string };
@@ -22,9 +23,11 @@ export type Attempt = { readonly guard: unknown } | 'busy' | { readonly error: s
  */
 export async function tryLock(lock: CacheLock, key: string, ms: number, log: DecisionLog): Promise<Attempt> {
   let answer: unknown;
+  // A Redis backend gets the key in the hash tag of the entry's key: one Cluster slot for both.
+  const lockKey = lock.hashTagCacheKeys === true ? hashTagged(key) : key;
   try {
     answer = await bounded(
-      () => lock.acquire(key) as unknown,
+      () => lock.acquire(lockKey) as unknown,
       Math.max(1, ms),
       'cache lock acquire',
       (late) => {

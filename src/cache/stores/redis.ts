@@ -10,9 +10,15 @@
  *
  * ioredis is loaded on first use, so an application that never asks for a
  * Redis cache does not need it installed.
+ *
+ * An entry is stored at `namespace + {key}` (../hash-tag.ts): on a Redis
+ * Cluster it shares its hash slot with the lock RedisLock takes for the same
+ * cache key, and every command here touches one key, so an ioredis `Cluster`
+ * works as the client.
  */
 import { Buffer } from 'node:buffer';
 import { createRequire } from 'node:module';
+import { hashTagged } from '../hash-tag.ts';
 import { normaliseTtl, type CacheStore } from './store.ts';
 
 /**
@@ -34,6 +40,8 @@ export interface RedisStoreOptions {
   client?: RedisClientLike;
   /**
    * Prefix of every key, so the cache can share a Redis with other data.
+   * Keep braces out of it: on a Redis Cluster they would replace the hash
+   * tag each entry shares with its lock.
    * @defaultValue `'koa-buffer:cache:'`
    */
   namespace?: string;
@@ -146,18 +154,18 @@ export class RedisStore implements CacheStore {
   }
 
   /**
-   * @param key - the key (the namespace is added)
+   * @param key - the key (stored at `namespace + {key}`)
    * @returns the bytes stored, or `undefined` when absent or expired
    * @throws (rejects) when Redis is unreachable, too slow, or answers with an error
    */
   async get(key: string): Promise<Buffer | undefined> {
     await this.#connected();
-    const value = await this.#bounded(this.#client.getBuffer(this.namespace + key));
+    const value = await this.#bounded(this.#client.getBuffer(this.#name(key)));
     return value ?? undefined;
   }
 
   /**
-   * @param key - the key (the namespace is added)
+   * @param key - the key (stored at `namespace + {key}`)
    * @param value - bytes (Buffer or Uint8Array) or a string; read back as a Buffer
    * @param ttlMs - milliseconds to keep it; `undefined` or `0` for no expiry
    * @returns true
@@ -167,18 +175,23 @@ export class RedisStore implements CacheStore {
     const bytes = toStorable(value);
     const ttl = normaliseTtl(ttlMs);
     await this.#connected();
-    const name = this.namespace + key;
+    const name = this.#name(key);
     await this.#bounded(ttl === undefined ? this.#client.set(name, bytes) : this.#client.set(name, bytes, 'PX', ttl));
     return true;
   }
 
   /**
-   * @param key - the key (the namespace is added)
+   * @param key - the key (stored at `namespace + {key}`)
    * @returns true when something was removed
    */
   async delete(key: string): Promise<boolean> {
     await this.#connected();
-    return (await this.#bounded(this.#client.del(this.namespace + key))) > 0;
+    return (await this.#bounded(this.#client.del(this.#name(key)))) > 0;
+  }
+
+  /** Where `key` is stored: the namespace, then the key as a Cluster hash tag. */
+  #name(key: string): string {
+    return this.namespace + hashTagged(key);
   }
 
   /**

@@ -77,7 +77,7 @@ redisTest('every byte value and an encoded entry with a 1 MiB body round-trip th
   t.true(decoded?.body.equals(body), 'the 1 MiB body comes back byte for byte');
   t.deepEqual({ ...decoded, body: undefined }, { ...entry, body: undefined }, 'and the rest of the entry too');
 
-  t.is(await raw.exists(`${redis.namespace}buffer:page`), 1, 'the key is stored under the namespace');
+  t.is(await raw.exists(`${redis.namespace}{buffer:page}`), 1, 'the key is stored under the namespace, as a hash tag');
   t.is(await raw.exists('buffer:page'), 0, 'and not without it');
   t.is(await store.get('absent'), undefined, 'an absent key is undefined, not null');
   t.true(await store.delete('buffer:page'));
@@ -92,10 +92,10 @@ redisTest('a ttl becomes a PX expiry and the entry disappears after it; without 
   await store.set('short', Buffer.from('x'), 500);
   await store.set('forever', Buffer.from('y'));
   await store.set('zero', Buffer.from('z'), 0);
-  const pttl = await raw.pttl(`${redis.namespace}short`);
+  const pttl = await raw.pttl(`${redis.namespace}{short}`);
   t.true(pttl > 0 && pttl <= 500, `PTTL ${pttl} is within the 500 ms asked`);
-  t.is(await raw.pttl(`${redis.namespace}forever`), -1, 'no ttl: no expiry');
-  t.is(await raw.pttl(`${redis.namespace}zero`), -1, 'ttl 0 means no expiry, as in Keyv');
+  t.is(await raw.pttl(`${redis.namespace}{forever}`), -1, 'no ttl: no expiry');
+  t.is(await raw.pttl(`${redis.namespace}{zero}`), -1, 'ttl 0 means no expiry, as in Keyv');
   t.deepEqual(await store.get('short'), Buffer.from('x'));
   await sleep(600);
   t.is(await store.get('short'), undefined, 'gone after its ttl');
@@ -106,7 +106,7 @@ redisTest('a client of the caller works with the namespace, and close() leaves i
   const raw = rawClient(t, redis);
   const store = new RedisStore({ client: raw, namespace: redis.namespace });
   await store.set('k', Buffer.from('v'), 10_000);
-  t.deepEqual(await raw.getBuffer(`${redis.namespace}k`), Buffer.from('v'));
+  t.deepEqual(await raw.getBuffer(`${redis.namespace}{k}`), Buffer.from('v'));
   await store.close();
   t.is(raw.status, 'ready', "the caller's client is still connected");
   t.deepEqual(await store.get('k'), Buffer.from('v'), 'and the store still works through it');
