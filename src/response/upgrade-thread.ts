@@ -128,7 +128,6 @@ export class UpgradeThread {
     if (this.#worker) return this.#worker;
     // No loader hooks in the thread: its code is plain JavaScript.
     const worker = new Worker(workerSource, { eval: true, execArgv: [] });
-    worker.unref();
     worker.on('message', (message: { id: number; bytes?: Uint8Array; error?: string }) => {
       const pending = this.#pending.get(message.id);
       if (!pending) return;
@@ -144,6 +143,9 @@ export class UpgradeThread {
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`the upgrade thread exited with ${code}`)));
+    // After the listeners: adding a 'message' listener refs the worker again, and a ref'd
+    // upgrade thread would keep the process alive after its server closed.
+    worker.unref();
     this.#worker = worker;
     return worker;
   }
