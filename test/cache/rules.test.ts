@@ -149,13 +149,22 @@ test('no cache, or ctx.state.buffer {cache: undefined}, bypasses with CACHE-OFF'
   );
 });
 
+/**
+ * True for the keys of pages: the stores below fail for those only, so they
+ * pass the start-up probe (which refuses a store that cannot keep an entry at
+ * all) and fail later, as a disk that fills up or a backend that goes away does.
+ */
+const pageKey = (key: string): boolean => key.startsWith('buffer:');
+
 test('a store whose get throws costs one log line per request and the action runs', async (t) => {
+  const map = new Map<string, unknown>();
   const store: CacheStore = {
-    get: () => {
-      throw new Error('disk on fire');
+    get: (k) => {
+      if (pageKey(k)) throw new Error('disk on fire');
+      return map.get(k);
     },
-    set: () => true,
-    delete: () => true,
+    set: (k, v) => map.set(k, v),
+    delete: (k) => map.delete(k),
   };
   const log = recordingLogger();
   const { server, runs } = await site(t, { cache: store, logger: log });
@@ -375,13 +384,18 @@ test('an entry expires after cacheDuration, even in a store without TTLs (a Map)
 });
 
 test('a store whose set throws or hangs costs a log line; the page is served', async (t) => {
-  for (const set of [
+  for (const fail of [
     () => {
       throw new Error('disk full');
     },
     () => new Promise(() => undefined),
   ]) {
-    const store: CacheStore = { get: () => undefined, set, delete: () => true };
+    const map = new Map<string, unknown>();
+    const store: CacheStore = {
+      get: (k) => map.get(k),
+      set: (k, v) => (pageKey(k) ? fail() : map.set(k, v)),
+      delete: (k) => map.delete(k),
+    };
     const log = recordingLogger();
     const { server } = await site(t, { cache: store, logger: log, cacheStoreTimeout: 0.1 });
     const response = await server.request('/');
@@ -397,8 +411,9 @@ test('a stale entry whose delete fails is still rebuilt, with a log line', async
   const store: CacheStore = {
     get: (k) => map.get(k),
     set: (k, v) => map.set(k, v),
-    delete: () => {
-      throw new Error('read-only');
+    delete: (k) => {
+      if (pageKey(k)) throw new Error('read-only');
+      return map.delete(k);
     },
   };
   const log = recordingLogger();

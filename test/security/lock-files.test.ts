@@ -132,10 +132,25 @@ test('under umask 0, the lock directory koa-buffer creates is 0700 and every loc
   const { port } = await child.waitForJson<{ port: number }>((m) => typeof m.port === 'number', 'the port');
   for (const name of ['one', 'two', 'three']) t.is((await rawRequest(port, `/page/${name}`)).status, 200);
   t.is(statSync(dir).mode & 0o777, 0o700, 'the lock directory is private');
-  const files = readdirSync(dir);
-  t.is(files.length, 3);
-  for (const file of files) t.is(statSync(join(dir, file)).mode & 0o777, 0o600, `${file} is private`);
+  t.deepEqual(readdirSync(dir), [], 'the lock files of cache keys are removed on release');
   t.is(statSync(join(base, 'cache.sqlite')).mode & 0o777, 0o600, 'so is the SQLite cache');
+});
+
+test('under umask 0, a lock file is 0600 while it is held, removed or not on release', (t) => {
+  const dir = join(tempDir(t), 'locks');
+  const before = process.umask(0);
+  try {
+    for (const removeOnRelease of [false, true]) {
+      const lock = new FileLock({ dir, removeOnRelease });
+      const [guard] = lock.acquire(`report-${removeOnRelease}`);
+      if (!guard) return t.fail('the lock was not taken');
+      t.is(statSync(guard.path).mode & 0o777, 0o600, `held lock file is private (removeOnRelease ${removeOnRelease})`);
+      lock.release(guard);
+    }
+  } finally {
+    process.umask(before);
+  }
+  t.is(readdirSync(dir).length, 1, 'only the lock file of the FileLock that keeps its files is left');
 });
 
 /** Keys meant to climb out of the directory or break the path. */
@@ -213,7 +228,6 @@ test('a cacheKey made from attacker-controlled input cannot put a lock file outs
   }
   t.deepEqual(readdirSync(base).sort(), ['elsewhere', 'locks']);
   t.deepEqual(readdirSync(join(base, 'elsewhere')), [], 'nothing landed outside the lock directory');
-  t.true(
-    readdirSync(dir).length >= keys.length - 1 && readdirSync(dir).every((name) => /^[0-9a-f]{32}\.lock$/.test(name)),
-  );
+  // cacheLockDir's lock files are removed on release: whatever is left is a lock file, and nothing else.
+  t.true(readdirSync(dir).every((name) => /^[0-9a-f]{32}\.lock$/.test(name)));
 });

@@ -6,8 +6,8 @@
  * show in the victim's body.
  *
  * Host and X-Forwarded-Host, with and without `app.proxy`; the request
- * target (absolute form, fragment); X-Forwarded-Proto, which is not part of
- * the key (SECURITY.md says so, and how to add it). Classic collisions of a
+ * target (absolute form, fragment); X-Forwarded-Proto, whose scheme joins
+ * the key with app.proxy. Classic collisions of a
  * joined key are in test/cache/key.test.ts; visitors' secrets under
  * concurrency in visitors.test.ts.
  */
@@ -162,20 +162,20 @@ test("a page that echoes a request header outside the key (Koa 3's ctx.origin is
   t.is(runs, 3);
 });
 
-test('X-Forwarded-Proto is not part of the key: with app.proxy, a page built for one scheme is served for the other, unless varyBy names the header', async (t) => {
-  const plain = await site(t, true);
-  await plain.server.request('/page', { headers: { host: 'good.example', 'x-forwarded-proto': 'http' } });
-  const https = await plain.server.request('/page', {
+test('X-Forwarded-Proto joins the key with app.proxy: a page built for one scheme is never served for the other', async (t) => {
+  const proxied = await site(t, true);
+  const plain = await proxied.server.request('/page', {
+    headers: { host: 'good.example', 'x-forwarded-proto': 'http' },
+  });
+  const https = await proxied.server.request('/page', {
     headers: { host: 'good.example', 'x-forwarded-proto': 'https' },
   });
-  t.regex(
-    https.body.toString(),
-    /proto=http</,
-    'the documented limit: the scheme does not split the key (SECURITY.md)',
-  );
-  const split = await site(t, true, { varyBy: ['x-forwarded-proto'] });
-  await split.server.request('/page', { headers: { host: 'good.example', 'x-forwarded-proto': 'http' } });
-  const own = await split.server.request('/page', { headers: { host: 'good.example', 'x-forwarded-proto': 'https' } });
-  t.regex(own.body.toString(), /proto=https</, "with varyBy ['x-forwarded-proto'] each scheme has its own entry");
-  t.is(split.runs(), 2);
+  t.regex(plain.body.toString(), /proto=http</);
+  t.regex(https.body.toString(), /proto=https</, 'each scheme has its own entry');
+  t.is(proxied.runs(), 2);
+  const again = await proxied.server.request('/page', {
+    headers: { host: 'good.example', 'x-forwarded-proto': 'https' },
+  });
+  t.regex(again.body.toString(), /proto=https</, 'and each is a hit for its own scheme');
+  t.is(proxied.runs(), 2);
 });
