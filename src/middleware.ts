@@ -274,6 +274,9 @@ async function encoded(work: Work, coding: Coding, level: number, shared: Shared
   return pending;
 }
 
+/** Bodies below this many bytes are compressed at the fixed level even when cold. */
+const smallBody = 1024;
+
 /**
  * Adaptive compression (response/adaptive.ts): the hot bytes when the memo
  * has them; else the cold bytes in `cold`, and when those were already in
@@ -282,7 +285,10 @@ async function encoded(work: Work, coding: Coding, level: number, shared: Shared
  */
 async function adaptiveEncoded(work: Work, cold: Coding, shared: Shared): Promise<Buffer | null> {
   const { ctx, options, state, entity } = work;
-  const coldAt = coldLevel(cold, options.compressionLevels);
+  // A small body costs microseconds at any usual level, and the cheapest levels may not shrink it at all
+  // (87 bytes of HTML: br 2 gives 91, br 4 gives 76): it gets the fixed level.
+  const coldAt =
+    entity.length < smallBody ? options.compressionLevels[cold] : coldLevel(cold, options.compressionLevels);
   // Without the memo nothing is ever seen twice: every body stays cold.
   if (!shared.memo.enabled) return encoded(work, cold, coldAt, shared);
   const md5 = digest(work, shared);

@@ -87,7 +87,11 @@ test('twenty clients reading a few KiB of an 8 MiB page, stalling, then destroyi
   const last = after.at(-1)!;
   t.true(child.running, 'the server lives');
   t.is(last.connections, 1, 'every aborted connection is closed on the server side');
-  t.true(last.fds <= baseline.fds + 2, `descriptors: ${baseline.fds} before, ${last.fds} after ${waves} waves`);
+  // Once the page is hot, the upgrade thread (adaptive compression) holds a few descriptors of its own,
+  // once: a leak grows with every wave of twenty sockets, so the last wave ends where the second did.
+  const steady = after[1]!.fds;
+  t.true(steady <= baseline.fds + 6, `descriptors: ${baseline.fds} before, ${steady} after the second wave`);
+  t.true(last.fds <= steady, `descriptors: ${steady} after the second wave, ${last.fds} after ${waves} waves`);
   // Memory goes back to the allocator rather than piling up per wave: the last wave ends no higher than the first by much.
   t.true(
     last.rss - after[0]!.rss < 96 * 1024 * 1024,

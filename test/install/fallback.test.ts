@@ -34,6 +34,26 @@ import { builtPackage } from '../helpers/built-package.ts';
 
 const run = promisify(execFile);
 
+/**
+ * The package's dependencies and theirs, as installed in its node_modules
+ * (optional ones left out, as the install below omits them).
+ */
+function runtimeDependencies(root: string): string[] {
+  const found = new Set<string>();
+  const visit = (dir: string): void => {
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+    };
+    for (const name of Object.keys(manifest.dependencies ?? {})) {
+      if (found.has(name)) continue;
+      found.add(name);
+      visit(join(root, 'node_modules', name));
+    }
+  };
+  visit(root);
+  return [...found].sort();
+}
+
 /** npm's own entry script, run with this node so that the hidden PATH needs no `npm` in it. */
 function npmCli(): string | undefined {
   const candidates = [
@@ -77,7 +97,7 @@ if (skip) {
     const work = mkdtempSync(join(tmpdir(), 'kb-fallback-'));
 
     // The package and its dependencies, packed as the registry would serve them.
-    const deps = ['lru-cache', 'node-addon-api', 'node-gyp-build'];
+    const deps = runtimeDependencies(root);
     const { stdout: packed } = await run(
       process.execPath,
       [
