@@ -122,7 +122,9 @@ test('upgrading a 4 MiB body delays neither 100 concurrent small requests nor th
   // The windows also hold this test's own work (its client, the collector): the loop's longest block
   // without an upgrade is what the upgrade is held to when that exceeds 5 ms; 1 ms for the reading itself.
   const longest = median(after.map((v) => v.busy));
-  const allowed = Math.max(5, median(without.map((v) => v.busy))) + 1;
+  // The windows without an upgrade read 4.0 to 8.4 ms on a loaded run: the bound is their worst, so that
+  // only a block of the upgrade's own (a 4 MiB copy in one turn costs 90 ms and more) fails.
+  const allowed = Math.max(5, ...without.map((v) => v.busy)) + 1;
   t.true(longest <= allowed, `the loop's longest block was ${longest.toFixed(1)} ms of CPU (allowed ${allowed})`);
   if (!hasSchedstat) t.log('no /proc/self/task/PID/schedstat (not Linux): the CPU per turn was not measured');
 
