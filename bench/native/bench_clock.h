@@ -12,8 +12,7 @@ namespace kb_bench {
 // Calls `body` (which returns how many operations it did) until `seconds`
 // pass, `reps` times; prints the median of `scale * ops / second` and returns it.
 template <typename Body>
-double median_rate(const char* name, const char* unit, double scale, Body body, int reps = 7,
-                   double seconds = 0.3) {
+double median_rate(const char* name, const char* unit, double scale, Body body, int reps = 7, double seconds = 0.3) {
   using clock = std::chrono::steady_clock;
   std::vector<double> rates;
   for (int r = 0; r < reps; ++r) {

@@ -17,14 +17,14 @@ int main() {
     return 1;
   });
   for (std::size_t size : {1024u, 256u}) {
-    double per_second = kb_bench::median_rate(size == 1024 ? "md5 one-shot, 1 KiB" : "md5 one-shot, 256 B", "digests/s", 1,
-                                              [&] {
-                                                for (int i = 0; i < 1000; ++i) {
-                                                  kb::md5(data.data() + i, size, digest);
-                                                  sink = sink ^ digest[0];
-                                                }
-                                                return 1000;
-                                              });
+    double per_second =
+        kb_bench::median_rate(size == 1024 ? "md5 one-shot, 1 KiB" : "md5 one-shot, 256 B", "digests/s", 1, [&] {
+          for (int i = 0; i < 1000; ++i) {
+            kb::md5(data.data() + i, size, digest);
+            sink = sink ^ digest[0];
+          }
+          return 1000;
+        });
     std::printf("%-40s %12.1f ns/op\n", "", 1e9 / per_second);
   }
   return 0;

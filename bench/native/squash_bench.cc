@@ -3,7 +3,8 @@
 // binding's share (argument checks, the output Buffer, GC) can be read off.
 // Reports MB/s by wall clock and per CPU-second of this thread.
 //
-//   g++ -std=c++17 -O3 -Inative bench/native/squash_bench.cc native/core/squash.cc native/core/squash/*.cc -o squash_bench
+//   g++ -std=c++17 -O3 -Inative bench/native/squash_bench.cc native/core/squash.cc native/core/squash/*.cc -o
+//   squash_bench
 //   ./squash_bench [fixture-dir]
 #include <dirent.h>
 
@@ -63,7 +64,8 @@ int main(int argc, char** argv) {
   volatile std::size_t sink = 0;
   const auto pass = [&] {
     for (const std::string& page : pages) {
-      sink = sink + kb::squash_html(reinterpret_cast<const std::uint8_t*>(page.data()), page.size(), out.data(), options);
+      sink =
+          sink + kb::squash_html(reinterpret_cast<const std::uint8_t*>(page.data()), page.size(), out.data(), options);
     }
     return 1;
   };

@@ -63,16 +63,25 @@ class DataArg {
     switch (type) {
       case napi_int8_array:
       case napi_uint8_array:
-      case napi_uint8_clamped_array: size_ = length; return;
+      case napi_uint8_clamped_array:
+        size_ = length;
+        return;
       case napi_int16_array:
-      case napi_uint16_array: size_ = length * 2; return;
+      case napi_uint16_array:
+        size_ = length * 2;
+        return;
       case napi_int32_array:
       case napi_uint32_array:
-      case napi_float32_array: size_ = length * 4; return;
+      case napi_float32_array:
+        size_ = length * 4;
+        return;
       case napi_float64_array:
       case napi_bigint64_array:
-      case napi_biguint64_array: size_ = length * 8; return;
-      default: break;
+      case napi_biguint64_array:
+        size_ = length * 8;
+        return;
+      default:
+        break;
     }
     // A kind newer than this file: Node reports any view's byte length
     // through the Buffer accessor. Never the `byteLength` property, which

@@ -14,15 +14,24 @@ namespace kb::js {
 // The TypeScript twins describe values the same way (src/native/twins).
 inline std::string Describe(Napi::Value value) {
   switch (value.Type()) {
-    case napi_undefined: return "undefined";
-    case napi_null: return "null";
-    case napi_string: return "the string '" + value.As<Napi::String>().Utf8Value() + "'";
-    case napi_number: return "the number " + value.ToString().Utf8Value();
-    case napi_boolean: return "type boolean";
-    case napi_symbol: return "type symbol";
-    case napi_function: return "type function";
-    case napi_bigint: return "type bigint";
-    default: return "type object";
+    case napi_undefined:
+      return "undefined";
+    case napi_null:
+      return "null";
+    case napi_string:
+      return "the string '" + value.As<Napi::String>().Utf8Value() + "'";
+    case napi_number:
+      return "the number " + value.ToString().Utf8Value();
+    case napi_boolean:
+      return "type boolean";
+    case napi_symbol:
+      return "type symbol";
+    case napi_function:
+      return "type function";
+    case napi_bigint:
+      return "type bigint";
+    default:
+      return "type object";
   }
 }
 
@@ -36,12 +45,11 @@ inline std::string Describe(Napi::Value value) {
 
 // TypeError `The "<name>" argument must be <expected> (received <value>)`,
 // code ERR_INVALID_ARG_TYPE like Node's fs and crypto.
-[[noreturn]] inline void ThrowInvalidArg(Napi::Env env, const char* name, const char* expected,
-                                         Napi::Value received) {
-  ThrowWithCode(env, "ERR_INVALID_ARG_TYPE",
-                std::string("The \"") + name + "\" argument must be " + expected + " (received " +
-                    Describe(received) + ")",
-                true);
+[[noreturn]] inline void ThrowInvalidArg(Napi::Env env, const char* name, const char* expected, Napi::Value received) {
+  ThrowWithCode(
+      env, "ERR_INVALID_ARG_TYPE",
+      std::string("The \"") + name + "\" argument must be " + expected + " (received " + Describe(received) + ")",
+      true);
 }
 
 }  // namespace kb::js

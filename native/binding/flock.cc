@@ -87,9 +87,15 @@ Napi::Value AcquireLockFile(const Napi::CallbackInfo& info) {
   kb::acquire_result r = kb::acquire_lock_file(path.c_str());
   int out;
   switch (r.status) {
-    case kb::lock_status::acquired: out = r.fd; break;
-    case kb::lock_status::busy: out = kLockBusy; break;
-    default: out = r.stage == kb::lock_stage::open ? -r.err : -(kLockStageFlock + r.err); break;
+    case kb::lock_status::acquired:
+      out = r.fd;
+      break;
+    case kb::lock_status::busy:
+      out = kLockBusy;
+      break;
+    default:
+      out = r.stage == kb::lock_stage::open ? -r.err : -(kLockStageFlock + r.err);
+      break;
   }
   return Napi::Number::New(info.Env(), out);
 }

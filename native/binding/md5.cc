@@ -58,8 +58,7 @@ class Md5 : public Napi::ObjectWrap<Md5> {
     if (type == napi_object) ThrowIfFailed(env, napi_check_object_type_tag(env, self, &kMd5Tag, &tagged));
     if (!tagged) {
       ThrowWithCode(env, "ERR_INVALID_THIS",
-                    std::string("Md5.prototype.") + method + " called on an object that is not an Md5",
-                    true);
+                    std::string("Md5.prototype.") + method + " called on an object that is not an Md5", true);
     }
     return *Unwrap(info.This().As<Napi::Object>());
   }

@@ -26,11 +26,11 @@ inline void Check(napi_env env, napi_status status) {
 // With code ERR_INVALID_ARG_VALUE (a string outside the allowed ones) it is a TypeError too.
 [[noreturn]] void ThrowOption(Napi::Env env, const char* name, const char* expected, Napi::Value received,
                               const char* code = "ERR_INVALID_ARG_TYPE") {
-  const std::string message = std::string("The \"options.") + name + "\" property must be " + expected +
-                              " (received " + Describe(received) + ")";
+  const std::string message = std::string("The \"options.") + name + "\" property must be " + expected + " (received " +
+                              Describe(received) + ")";
   const bool range = std::string(code) == "ERR_OUT_OF_RANGE";
-  Napi::Error error = range ? Napi::Error(Napi::RangeError::New(env, message))
-                            : Napi::Error(Napi::TypeError::New(env, message));
+  Napi::Error error =
+      range ? Napi::Error(Napi::RangeError::New(env, message)) : Napi::Error(Napi::TypeError::New(env, message));
   error.Set("code", Napi::String::New(env, code));
   throw error;
 }

@@ -61,9 +61,7 @@ namespace {
   if (rc != 0) std::snprintf(buf, size, "Unknown error %d", err);
   return buf;
 }
-[[maybe_unused]] const char* strerror_result(const char* text, char*, std::size_t, int) noexcept {
-  return text;
-}
+[[maybe_unused]] const char* strerror_result(const char* text, char*, std::size_t, int) noexcept { return text; }
 
 }  // namespace
 

@@ -29,9 +29,9 @@ enum class lock_stage { open, flock };
 
 struct acquire_result {
   lock_status status;
-  int fd;           // the held descriptor when acquired, else -1 (closed)
-  int err;          // errno when status == error, else 0
-  lock_stage stage; // which syscall failed when status == error
+  int fd;            // the held descriptor when acquired, else -1 (closed)
+  int err;           // errno when status == error, else 0
+  lock_stage stage;  // which syscall failed when status == error
 };
 
 // open(path, O_RDWR|O_CREAT|O_CLOEXEC|O_NOFOLLOW, 0600), retried on EINTR.

@@ -21,8 +21,7 @@ inline std::uint32_t load_le32(const std::uint8_t* p) noexcept {
   std::memcpy(&v, p, 4);
   return v;
 #else
-  return std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 |
-         std::uint32_t(p[3]) << 24;
+  return std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 | std::uint32_t(p[3]) << 24;
 #endif
 }
 
@@ -50,12 +49,11 @@ inline void store_le32(std::uint8_t* p, std::uint32_t v) noexcept {
 void compress(std::uint32_t state[4], const std::uint8_t* p, std::size_t blocks) noexcept {
   std::uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
   for (; blocks != 0; --blocks, p += 64) {
-    const std::uint32_t x0 = load_le32(p), x1 = load_le32(p + 4), x2 = load_le32(p + 8),
-                        x3 = load_le32(p + 12), x4 = load_le32(p + 16), x5 = load_le32(p + 20),
-                        x6 = load_le32(p + 24), x7 = load_le32(p + 28), x8 = load_le32(p + 32),
-                        x9 = load_le32(p + 36), x10 = load_le32(p + 40), x11 = load_le32(p + 44),
-                        x12 = load_le32(p + 48), x13 = load_le32(p + 52), x14 = load_le32(p + 56),
-                        x15 = load_le32(p + 60);
+    const std::uint32_t x0 = load_le32(p), x1 = load_le32(p + 4), x2 = load_le32(p + 8), x3 = load_le32(p + 12),
+                        x4 = load_le32(p + 16), x5 = load_le32(p + 20), x6 = load_le32(p + 24), x7 = load_le32(p + 28),
+                        x8 = load_le32(p + 32), x9 = load_le32(p + 36), x10 = load_le32(p + 40),
+                        x11 = load_le32(p + 44), x12 = load_le32(p + 48), x13 = load_le32(p + 52),
+                        x14 = load_le32(p + 56), x15 = load_le32(p + 60);
     const std::uint32_t aa = a, bb = b, cc = c, dd = d;
 
     KB_MD5_STEP(KB_MD5_F, a, b, c, d, x0, 0xd76aa478, 7);
@@ -206,8 +204,7 @@ void md5_hex(const std::uint8_t digest[16], char out[32]) noexcept {
 }
 
 void md5_base64(const std::uint8_t digest[16], char out[24]) noexcept {
-  static const char alphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   int o = 0;
   for (int i = 0; i < 15; i += 3) {  // five whole groups of three bytes
     std::uint32_t v = std::uint32_t(digest[i]) << 16 | std::uint32_t(digest[i + 1]) << 8 | digest[i + 2];

@@ -22,8 +22,8 @@ class md5_stream {
 
  private:
   std::uint32_t state_[4];
-  std::uint64_t total_;        // bytes fed so far
-  std::uint8_t pending_[64];   // the tail of the input not yet a whole block
+  std::uint64_t total_;       // bytes fed so far
+  std::uint8_t pending_[64];  // the tail of the input not yet a whole block
 };
 
 // One-shot MD5 of `size` bytes.

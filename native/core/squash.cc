@@ -47,8 +47,7 @@ namespace squash {
 namespace {
 
 // A token copied as it is (doctype, bogus comment, kept comment, "</>").
-KB_INLINE void opaque(state& st, const u8* in, size_t len, u8* out, size_t& p, size_t& o, size_t end,
-                      kind k) noexcept {
+KB_INLINE void opaque(state& st, const u8* in, size_t len, u8* out, size_t& p, size_t& o, size_t end, kind k) noexcept {
   o = flush(st, out, o, k);
   copy_bytes(in, len, out, p, o, end);
   set_prev(st, k);

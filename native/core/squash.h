@@ -36,7 +36,6 @@ struct squash_options {
 // must not overlap `in`. Returns the number of bytes written, never more than
 // `len`. Never fails: every byte sequence is valid input, and the result is
 // a fixed point (squashing it again returns the same bytes).
-std::size_t squash_html(const std::uint8_t* in, std::size_t len, std::uint8_t* out,
-                        const squash_options& opt) noexcept;
+std::size_t squash_html(const std::uint8_t* in, std::size_t len, std::uint8_t* out, const squash_options& opt) noexcept;
 
 }  // namespace kb

@@ -38,7 +38,8 @@ bytes base64_of(const u8 d[16]) {
   static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   bytes b;
   for (int i = 0; i < 16; i += 3) {
-    const unsigned v = (unsigned(d[i]) << 16) | (i + 1 < 16 ? unsigned(d[i + 1]) << 8 : 0) | (i + 2 < 16 ? d[i + 2] : 0);
+    const unsigned v =
+        (unsigned(d[i]) << 16) | (i + 1 < 16 ? unsigned(d[i + 1]) << 8 : 0) | (i + 2 < 16 ? d[i + 2] : 0);
     b.push_back(a[(v >> 18) & 63]);
     b.push_back(a[(v >> 12) & 63]);
     b.push_back(i + 1 < 16 ? a[(v >> 6) & 63] : '=');
@@ -107,7 +108,8 @@ extern "C" int LLVMFuzzerTestOneInput(const u8* input, std::size_t size) {
       const bytes ref(reply.begin() + 16 * k, reply.begin() + 16 * (k + 1));
       if (ref != digest_bytes(one)) {
         std::fprintf(stderr, "native md5 != %s\n", names[k]);
-        kb::fuzz::fail("native md5 differs from a reference (expected: reference)", input, size, ref, digest_bytes(one));
+        kb::fuzz::fail("native md5 differs from a reference (expected: reference)", input, size, ref,
+                       digest_bytes(one));
       }
     }
   }

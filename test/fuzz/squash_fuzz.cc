@@ -75,18 +75,100 @@ std::string ascii_from(reader& r) {
 // open, so a protected region that follows is still one when squashed.
 // Unclosed raw-text and pre elements are fine: their content is verbatim.
 const char* const kContext[] = {
-    "<div>", "</div>", "<p>", "</p>", "<span>", "</span>", "<b>", "</b>", "<i>", "</i>", "<em>", "</em>",
-    "<a href=x>", "</a>", "<br>", "<br/>", "<hr>", "<ul>", "</ul>", "<li>", "</li>", "<table>", "<tr>", "<td>",
-    "</td>", "</tr>", "</table>", "<select>", "<option>", "</select>", "<head>", "</head>", "<html>", "</html>",
-    "<body>", "</body>", "<meta charset=utf-8>", "<link rel=x>", "<base href=/>", "<!DOCTYPE html>",
-    "<!-- c -->", "<!---->", "<!-->", "<!--->", "<!-- a --!>", "<!--[if IE]><b> x </b><![endif]-->", "<!--! keep  -->",
-    "<?php x ?>", "</>", "</ bogus >", "&amp;", "&nbsp;", "\xC2\xA0", "\xC3\xA9", "\xF0\x9F\x98\x80", "\xEF\xBB\xBF",
-    "<a href=\"http://example.com/a/page?q=1\">", "<img src=\"//EXAMPLE.com/i.png\">",
-    "<a href=\"https://Example.COM:8080/x\">", "<a href='http://example.com/'>", "<a HREF=\"http://example.com\">",
-    "<svg><title>t</title></svg>", "<my-el>", "</my-el>", "<input value=x>", "<label>", "<form>", "</form>",
-    "<h1>", "</h1>", "<pre>", "</pre>", "<textarea>", "<script>", "<style>", "<xmp>", "<noscript>", "<title>",
-    "<plaintext>", "<listing>", "<iframe>", "</iframe>", "<template>", "</template>", "<font>", "<nobr>",
-    "<DIV\n  class=\"a  b\"\n>", "<P >", "</P\n>", "<center>", "</center>", "<dl>", "<dt>", "<dd>",
+    "<div>",
+    "</div>",
+    "<p>",
+    "</p>",
+    "<span>",
+    "</span>",
+    "<b>",
+    "</b>",
+    "<i>",
+    "</i>",
+    "<em>",
+    "</em>",
+    "<a href=x>",
+    "</a>",
+    "<br>",
+    "<br/>",
+    "<hr>",
+    "<ul>",
+    "</ul>",
+    "<li>",
+    "</li>",
+    "<table>",
+    "<tr>",
+    "<td>",
+    "</td>",
+    "</tr>",
+    "</table>",
+    "<select>",
+    "<option>",
+    "</select>",
+    "<head>",
+    "</head>",
+    "<html>",
+    "</html>",
+    "<body>",
+    "</body>",
+    "<meta charset=utf-8>",
+    "<link rel=x>",
+    "<base href=/>",
+    "<!DOCTYPE html>",
+    "<!-- c -->",
+    "<!---->",
+    "<!-->",
+    "<!--->",
+    "<!-- a --!>",
+    "<!--[if IE]><b> x </b><![endif]-->",
+    "<!--! keep  -->",
+    "<?php x ?>",
+    "</>",
+    "</ bogus >",
+    "&amp;",
+    "&nbsp;",
+    "\xC2\xA0",
+    "\xC3\xA9",
+    "\xF0\x9F\x98\x80",
+    "\xEF\xBB\xBF",
+    "<a href=\"http://example.com/a/page?q=1\">",
+    "<img src=\"//EXAMPLE.com/i.png\">",
+    "<a href=\"https://Example.COM:8080/x\">",
+    "<a href='http://example.com/'>",
+    "<a HREF=\"http://example.com\">",
+    "<svg><title>t</title></svg>",
+    "<my-el>",
+    "</my-el>",
+    "<input value=x>",
+    "<label>",
+    "<form>",
+    "</form>",
+    "<h1>",
+    "</h1>",
+    "<pre>",
+    "</pre>",
+    "<textarea>",
+    "<script>",
+    "<style>",
+    "<xmp>",
+    "<noscript>",
+    "<title>",
+    "<plaintext>",
+    "<listing>",
+    "<iframe>",
+    "</iframe>",
+    "<template>",
+    "</template>",
+    "<font>",
+    "<nobr>",
+    "<DIV\n  class=\"a  b\"\n>",
+    "<P >",
+    "</P\n>",
+    "<center>",
+    "</center>",
+    "<dl>",
+    "<dt>",
+    "<dd>",
 };
 const char* const kSpace[] = {" ", "  ", "\n", "\r\n", "\t", "\f", "\r", "\n    ", " \n\t ", "\n\n"};
 const char* const kProtected[] = {"pre", "textarea", "script", "style", "title", "xmp", "listing"};
@@ -131,8 +213,15 @@ void build_structured(reader& r, squash_case& c) {
   bytes& page = c.page;
   while (!r.empty()) {
     switch (r.next() % 10) {
-      case 0: case 1: case 2: append(page, pick(kContext, r)); break;
-      case 3: case 4: append(page, pick(kSpace, r)); break;
+      case 0:
+      case 1:
+      case 2:
+        append(page, pick(kContext, r));
+        break;
+      case 3:
+      case 4:
+        append(page, pick(kSpace, r));
+        break;
       case 5: {  // text
         const std::size_t n = r.next() % 16;
         for (std::size_t i = 0; i < n && !r.empty(); ++i) {
@@ -141,7 +230,8 @@ void build_structured(reader& r, squash_case& c) {
         }
         break;
       }
-      case 6: case 7: {  // <tag …>content</tag …>
+      case 6:
+      case 7: {  // <tag …>content</tag …>
         const char* name = pick(kProtected, r);
         const u8 style = r.next();
         page.push_back('<');
@@ -183,16 +273,30 @@ squash_case decode(const u8* data, std::size_t size) {
   c.opt.level = (mode & 3) == 3 ? 1 : (mode & 3);
   c.opt.rewrite_links = (mode >> 2) & 1;
   switch ((mode >> 3) & 3) {
-    case 0: break;
-    case 1: c.has_host = true, c.host = "example.com"; break;
-    case 2: c.has_host = true, c.host = "Example.COM:8080"; break;
-    default: c.has_host = true, c.host = ascii_from(r); break;
+    case 0:
+      break;
+    case 1:
+      c.has_host = true, c.host = "example.com";
+      break;
+    case 2:
+      c.has_host = true, c.host = "Example.COM:8080";
+      break;
+    default:
+      c.has_host = true, c.host = ascii_from(r);
+      break;
   }
   switch ((mode >> 5) & 3) {
-    case 0: break;
-    case 1: c.has_path = true, c.path = "/"; break;
-    case 2: c.has_path = true, c.path = "/a/page"; break;
-    default: c.has_path = true, c.path = ascii_from(r); break;
+    case 0:
+      break;
+    case 1:
+      c.has_path = true, c.path = "/";
+      break;
+    case 2:
+      c.has_path = true, c.path = "/a/page";
+      break;
+    default:
+      c.has_path = true, c.path = ascii_from(r);
+      break;
   }
   if (mode & 0x80) {
     build_structured(r, c);
@@ -252,10 +356,10 @@ bytes text_model(const bytes& in) {
 }
 
 void check_twin(const squash_case& c, const bytes& out) {
-  bytes req{'S', static_cast<u8>(c.opt.level), static_cast<u8>(c.opt.rewrite_links),
-            static_cast<u8>((c.has_host ? 1 : 0) | (c.has_path ? 2 : 0) |
-                            (c.opt.scheme == kb::request_scheme::http ? 4 : 0) |
-                            (c.opt.scheme == kb::request_scheme::https ? 8 : 0))};
+  bytes req{
+      'S', static_cast<u8>(c.opt.level), static_cast<u8>(c.opt.rewrite_links),
+      static_cast<u8>((c.has_host ? 1 : 0) | (c.has_path ? 2 : 0) | (c.opt.scheme == kb::request_scheme::http ? 4 : 0) |
+                      (c.opt.scheme == kb::request_scheme::https ? 8 : 0))};
   kb::fuzz::put_u32(req, static_cast<std::uint32_t>(c.host.size()));
   req.insert(req.end(), c.host.begin(), c.host.end());
   kb::fuzz::put_u32(req, static_cast<std::uint32_t>(c.path.size()));
@@ -306,7 +410,8 @@ extern "C" int LLVMFuzzerTestOneInput(const u8* data, std::size_t size) {
         break;
       }
     }
-    if (found == std::string::npos) fail("a protected region did not come out byte for byte", in.data(), in.size(), region, out);
+    if (found == std::string::npos)
+      fail("a protected region did not come out byte for byte", in.data(), in.size(), region, out);
     from = found + n;
   }
 

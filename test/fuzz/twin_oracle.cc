@@ -68,9 +68,10 @@ void spawn() noexcept {
   // A dead oracle must abort with a message, not kill the target by SIGPIPE.
   ::signal(SIGPIPE, SIG_IGN);
   const char* custom = std::getenv("KB_TWIN_ORACLE");
-  const std::string command = custom != nullptr && *custom != 0
-                                  ? std::string(custom)
-                                  : std::string("cd '" KB_SOURCE_DIR "' && exec node --import tsx scripts/twin-oracle.ts");
+  const std::string command =
+      custom != nullptr && *custom != 0
+          ? std::string(custom)
+          : std::string("cd '" KB_SOURCE_DIR "' && exec node --import tsx scripts/twin-oracle.ts");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in[0], 0);
@@ -141,12 +142,18 @@ void print_escaped(const char* label, const std::uint8_t* p, std::size_t n, std:
   for (std::size_t i = 0; i < limit; ++i) {
     if (i == mark) std::fputs("[>>]", stderr);
     const unsigned c = p[i];
-    if (c == '\n') std::fputs("\\n", stderr);
-    else if (c == '\t') std::fputs("\\t", stderr);
-    else if (c == '\r') std::fputs("\\r", stderr);
-    else if (c == '"' || c == '\\') std::fprintf(stderr, "\\%c", c);
-    else if (c < 0x20 || c >= 0x7f) std::fprintf(stderr, "\\x%02x", c);
-    else std::fputc(static_cast<int>(c), stderr);
+    if (c == '\n')
+      std::fputs("\\n", stderr);
+    else if (c == '\t')
+      std::fputs("\\t", stderr);
+    else if (c == '\r')
+      std::fputs("\\r", stderr);
+    else if (c == '"' || c == '\\')
+      std::fprintf(stderr, "\\%c", c);
+    else if (c < 0x20 || c >= 0x7f)
+      std::fprintf(stderr, "\\x%02x", c);
+    else
+      std::fputc(static_cast<int>(c), stderr);
   }
   std::fputs(limit < n ? "\"…\n" : "\"\n", stderr);
 }

@@ -62,7 +62,10 @@ TEST(a_million_as_matches_the_published_digest) {
 }
 
 TEST(boundary_lengths_of_repeated_a_match_openssl) {
-  struct known { std::size_t size; const char* hex; };
+  struct known {
+    std::size_t size;
+    const char* hex;
+  };
   const known cases[] = {
       {0, "d41d8cd98f00b204e9800998ecf8427e"},   {1, "0cc175b9c0f1b6a831c399e269772661"},
       {55, "ef1772b6dff9a122358552954ad0df65"},  {56, "3b0c8ac703f828b04c6c197006d17218"},
@@ -74,12 +77,15 @@ TEST(boundary_lengths_of_repeated_a_match_openssl) {
 }
 
 TEST(boundary_lengths_of_every_byte_value_match_openssl) {
-  struct known { std::size_t size; const char* hex; };
+  struct known {
+    std::size_t size;
+    const char* hex;
+  };
   const known cases[] = {
-      {1, "89e74e640b8c46257a29de0616794d5d"},   {55, "c9e512626618c9980ef21a96597af94c"},
-      {56, "ecde7caa08e9f5657c863df107cac60a"},  {63, "2f0301069e1c40af7f6c8f843b1b13f2"},
-      {64, "b6bf87c24b1bc334e2541387a92b981b"},  {65, "f168246f08b6134d66bd2a10343fa9f1"},
-      {119, "d5dc3d8264de3aa24dee105910ee27fe"}, {120, "bcc139b3848923904860d1eefd6e5923"},
+      {1, "89e74e640b8c46257a29de0616794d5d"},       {55, "c9e512626618c9980ef21a96597af94c"},
+      {56, "ecde7caa08e9f5657c863df107cac60a"},      {63, "2f0301069e1c40af7f6c8f843b1b13f2"},
+      {64, "b6bf87c24b1bc334e2541387a92b981b"},      {65, "f168246f08b6134d66bd2a10343fa9f1"},
+      {119, "d5dc3d8264de3aa24dee105910ee27fe"},     {120, "bcc139b3848923904860d1eefd6e5923"},
       {1 << 20, "3f2c8bd9cfde6550fdff4b36617c3261"},
   };
   for (const known& k : cases) {

@@ -19,8 +19,7 @@ namespace {
 std::string squash(const std::string& in, const kb::squash_options& opt = {}) {
   // Exactly len bytes, so ASan catches any write past the promised bound.
   std::vector<std::uint8_t> out(in.size());
-  const std::size_t n = kb::squash_html(reinterpret_cast<const std::uint8_t*>(in.data()), in.size(),
-                                        out.data(), opt);
+  const std::size_t n = kb::squash_html(reinterpret_cast<const std::uint8_t*>(in.data()), in.size(), out.data(), opt);
   return std::string(reinterpret_cast<const char*>(out.data()), n);
 }
 
@@ -55,8 +54,8 @@ const rule_case kRules[] = {
     {"form feed between block tags is content: kept, with its runs", "</div> \f <div>", "</div> \f <div>"},
     {"form feed in a tag is copied; the runs around it collapse", "<div \f  class=x\f>", "<div \f class=x\f>"},
     {"form feed still ends a tag name", "<div\fclass=x>\n<p>", "<div\fclass=x><p>"},
-    {"a comment after white space with a form feed stays (Chromium may not draw that node)",
-     "</div> \f <!-- c --> x", "</div> \f <!-- c --> x"},
+    {"a comment after white space with a form feed stays (Chromium may not draw that node)", "</div> \f <!-- c --> x",
+     "</div> \f <!-- c --> x"},
     {"a comment before white space with a form feed stays", "<b>x</b> <!-- c --> \f <i>", "<b>x</b> <!-- c --> \f <i>"},
     {"a form feed inside other text does not keep a comment", "a\f<!-- c --> b", "a\f b"},
     {"a run holding only CR becomes LF", "a \r b", "a\nb"},
@@ -117,18 +116,20 @@ const rule_case kRules[] = {
     {"pre content is verbatim", "<pre>  a\n\n  b  </pre>", "<pre>  a\n\n  b  </pre>"},
     {"pre end tag is case-insensitive", "<PRE> a  b </Pre >  <p>", "<PRE> a  b </Pre ><p>"},
     {"nested pre stays verbatim to the outer end", "<pre><pre>a</pre>  b  </pre>  c", "<pre><pre>a</pre>  b  </pre> c"},
-    {"markup inside pre is verbatim", "<pre><b  class=x>  y </b><!-- c --></pre>", "<pre><b  class=x>  y </b><!-- c --></pre>"},
+    {"markup inside pre is verbatim", "<pre><b  class=x>  y </b><!-- c --></pre>",
+     "<pre><b  class=x>  y </b><!-- c --></pre>"},
     {"textarea content is verbatim", "<textarea>  a\n  </textarea>", "<textarea>  a\n  </textarea>"},
     {"style content is verbatim", "<style>  a  {  }  </style>", "<style>  a  {  }  </style>"},
     {"script end tag is case-insensitive with a space", "<script> a  </SCRIPT >  <p>", "<script> a  </SCRIPT ><p>"},
     {"</scripts> does not end a script", "<script> a </scripts>  b</script>", "<script> a </scripts>  b</script>"},
-    {"script escape: <script> inside <!-- hides </script>",
-     "<script><!--  <script>  </script>  --></script>  <p>", "<script><!--  <script>  </script>  --></script><p>"},
+    {"script escape: <script> inside <!-- hides </script>", "<script><!--  <script>  </script>  --></script>  <p>",
+     "<script><!--  <script>  </script>  --></script><p>"},
     {"title is RCDATA: a tag inside is text", "<title> a  <div>  b </title>", "<title> a  <div>  b </title>"},
     {"unterminated script protects to the end", "<script>  a  <p>  b", "<script>  a  <p>  b"},
     {"plaintext protects to the end", "<plaintext>  <p>  </plaintext>  ", "<plaintext>  <p>  </plaintext>  "},
     {"white space inside a tag collapses", "<div\n   class=\"x\"   id=y  >", "<div\nclass=\"x\" id=y >"},
-    {"quoted values are verbatim, > inside quotes too", "<a title=\"a  > b\"  x='c  d'>", "<a title=\"a  > b\" x='c  d'>"},
+    {"quoted values are verbatim, > inside quotes too", "<a title=\"a  > b\"  x='c  d'>",
+     "<a title=\"a  > b\" x='c  d'>"},
     {"a quote not after '=' is part of a name", "<a b\"c  d>  e", "<a b\"c d> e"},
     {"unterminated quote protects to the end", "<a title=\"a  <p>  b", "<a title=\"a  <p>  b"},
     {"'<' not followed by a letter is text", "a  <  b", "a < b"},
@@ -169,7 +170,8 @@ TEST(tag_table_classifies_every_listed_name_in_any_case_and_nothing_else) {
     bent.back() = static_cast<char>(bent.back() ^ 0x20 ^ 0x40);
     ASSERT_EQ(cls(bent) == e.flags, false);
   }
-  for (const char* other : {"span", "h7", "div2", "search", "dialog", "select", "svg", "my-element", "scripts", "blockquotes"}) {
+  for (const char* other :
+       {"span", "h7", "div2", "search", "dialog", "select", "svg", "my-element", "scripts", "blockquotes"}) {
     ASSERT_EQ(kb::squash::classify_tag(reinterpret_cast<const std::uint8_t*>(other), std::strlen(other)), 0u);
   }
   const std::uint8_t h_control[] = {'h', 0x11};  // 0x11 | 0x20 == '1': must not pass for h1
@@ -204,7 +206,7 @@ TEST(link_rewriting) {
       {"<a href=\"http://example.com:8080/shop#top\">", "<a href=\"/shop#top\">"},
       {"<a href=\"http://example.com:8080/shopping?x\">", "<a href=\"/shopping?x\">"},
       {"<img  src=\"http://example.com:8080/i.png\"  alt=x>", "<img src=\"/i.png\" alt=x>"},
-      {"<a href=\"http://example.com/a\">", "<a href=\"http://example.com/a\">"},         // other port
+      {"<a href=\"http://example.com/a\">", "<a href=\"http://example.com/a\">"},  // other port
       {"<a href=\"http://user@example.com:8080/\">", "<a href=\"http://user@example.com:8080/\">"},
       {"<a href='http://example.com:8080/a'>", "<a href='http://example.com:8080/a'>"},  // single quotes
       {"<a href=http://example.com:8080/a>", "<a href=http://example.com:8080/a>"},      // unquoted
@@ -280,8 +282,8 @@ TEST(boundary_lengths_of_the_16_byte_scanner) {
             std::string tagged = in;
             tagged[at + run] = '<';
             tagged.insert(at + run + 1, "b>");
-            std::string expected = collapse_reference(in.substr(0, at + run)) + "<b>" +
-                                   collapse_reference(in.substr(at + run + 1));
+            std::string expected =
+                collapse_reference(in.substr(0, at + run)) + "<b>" + collapse_reference(in.substr(at + run + 1));
             ASSERT_BYTES_EQ(squash(tagged), expected);
           }
         }
@@ -304,14 +306,78 @@ TEST(text_only_inputs_match_the_reference_collapse) {
 // Random HTML-ish soup: the invariants must hold for every input, garbage included.
 std::string random_soup(std::mt19937& rng) {
   static const char* const pieces[] = {
-      "<div>", "</div>", "<p>", "</p>", "<span>", "</span>", "<b>", "</b>", "<br>", "<pre>", "</pre>",
-      "<PRE>", "<listing>", "</listing>", "<script>", "</script>", "</SCRIPT >", "<style>", "</style>",
-      "<textarea>", "</textarea>", "<title>", "</title>", "<head>", "</head>", "<meta x>", "<body>",
-      "<!--", "-->", "--!>", "<!-- c -->", "<!--[if IE]>", "<![endif]-->", "<!--!", "<!DOCTYPE html>",
-      "<!", "<?", "</", "</>", "<", ">", "=", "\"", "'", "/", "-", "!", " ", "  ", "\n", "\r\n", "\t",
-      "\f", "a", "bc", "&amp;", "\xC2\xA0", "\xF0\x9F\x98\x80", "<a href=\"http://h/x?y\">", "</a>",
-      "<img src=\"//h/i\">", "<base href=/>", "<plaintext>", "<xmp>", "</xmp>", "<a b=c d='e f'>",
-      "<script><!--", "<script>", "</script", "\xEF\xBB\xBF", "<svg><title/>", "<![CDATA[ x ]]>",
+      "<div>",
+      "</div>",
+      "<p>",
+      "</p>",
+      "<span>",
+      "</span>",
+      "<b>",
+      "</b>",
+      "<br>",
+      "<pre>",
+      "</pre>",
+      "<PRE>",
+      "<listing>",
+      "</listing>",
+      "<script>",
+      "</script>",
+      "</SCRIPT >",
+      "<style>",
+      "</style>",
+      "<textarea>",
+      "</textarea>",
+      "<title>",
+      "</title>",
+      "<head>",
+      "</head>",
+      "<meta x>",
+      "<body>",
+      "<!--",
+      "-->",
+      "--!>",
+      "<!-- c -->",
+      "<!--[if IE]>",
+      "<![endif]-->",
+      "<!--!",
+      "<!DOCTYPE html>",
+      "<!",
+      "<?",
+      "</",
+      "</>",
+      "<",
+      ">",
+      "=",
+      "\"",
+      "'",
+      "/",
+      "-",
+      "!",
+      " ",
+      "  ",
+      "\n",
+      "\r\n",
+      "\t",
+      "\f",
+      "a",
+      "bc",
+      "&amp;",
+      "\xC2\xA0",
+      "\xF0\x9F\x98\x80",
+      "<a href=\"http://h/x?y\">",
+      "</a>",
+      "<img src=\"//h/i\">",
+      "<base href=/>",
+      "<plaintext>",
+      "<xmp>",
+      "</xmp>",
+      "<a b=c d='e f'>",
+      "<script><!--",
+      "<script>",
+      "</script",
+      "\xEF\xBB\xBF",
+      "<svg><title/>",
+      "<![CDATA[ x ]]>",
   };
   std::string s;
   const std::size_t n = rng() % 40;

@@ -38,8 +38,8 @@ KB_COLD comment_span scan_comment(const u8* in, size_t len, size_t p) noexcept {
   }
   const u8* body = in + c0;
   const size_t n = c1 - c0;
-  const bool keep = !closed || starts_with(body, n, "[if", 3) || starts_with(body, n, "!", 1) ||
-                    ends_with(body, n, "[endif]", 7);
+  const bool keep =
+      !closed || starts_with(body, n, "[if", 3) || starts_with(body, n, "!", 1) || ends_with(body, n, "[endif]", 7);
   return {end, keep};
 }
 

@@ -82,13 +82,26 @@ size_t script_end(const u8* in, size_t len, size_t q) noexcept {
       continue;
     }
     switch (s) {
-      case esc: s = b == '-' ? esc_dash : esc; break;
-      case esc_dash: s = b == '-' ? esc_dash_dash : esc; break;
-      case esc_dash_dash: s = b == '>' ? data : b == '-' ? esc_dash_dash : esc; break;
-      case desc: s = b == '-' ? desc_dash : desc; break;
-      case desc_dash: s = b == '-' ? desc_dash_dash : desc; break;
-      case desc_dash_dash: s = b == '>' ? data : b == '-' ? desc_dash_dash : desc; break;
-      default: break;
+      case esc:
+        s = b == '-' ? esc_dash : esc;
+        break;
+      case esc_dash:
+        s = b == '-' ? esc_dash_dash : esc;
+        break;
+      case esc_dash_dash:
+        s = b == '>' ? data : b == '-' ? esc_dash_dash : esc;
+        break;
+      case desc:
+        s = b == '-' ? desc_dash : desc;
+        break;
+      case desc_dash:
+        s = b == '-' ? desc_dash_dash : desc;
+        break;
+      case desc_dash_dash:
+        s = b == '>' ? data : b == '-' ? desc_dash_dash : desc;
+        break;
+      default:
+        break;
     }
     ++q;
   }
