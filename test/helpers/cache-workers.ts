@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { fixture, spawnChild, type LineChild } from './children.ts';
+import type { RawResponse } from './serve.ts';
 
 /** One server process. */
 export interface Worker {
@@ -81,4 +82,24 @@ export async function untilWaiting(workers: readonly Worker[], count: number): P
 /** Lets every held build end. */
 export function release(workers: readonly Worker[]): void {
   for (const w of workers) if (w.child.running) w.child.send('release');
+}
+
+/**
+ * Asserts what a cold page requested by many clients across `workers` must
+ * come to: one build in total, one page for all, one response that stored
+ * it and every other one collapsed onto that build, no error logged.
+ */
+export function assertOneBuild(
+  t: ExecutionContext,
+  responses: readonly RawResponse[],
+  runsFile: string,
+  workers: readonly Worker[],
+): void {
+  t.is(runs(runsFile).length, 1, 'one build in total');
+  for (const response of responses) t.is(response.status, 200);
+  t.is(new Set(responses.map((r) => r.body.toString())).size, 1, 'one page for all');
+  const statuses = responses.map((r) => r.headers['cache-status']);
+  t.is(statuses.filter((s) => s === 'koa-buffer; fwd=miss; stored').length, 1);
+  t.is(statuses.filter((s) => s === 'koa-buffer; fwd=miss; collapsed').length, responses.length - 1);
+  t.deepEqual(logLines(workers, 'error'), [], 'nothing went wrong');
 }
