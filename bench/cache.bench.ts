@@ -37,25 +37,36 @@
  * reads the server's own CPU time (utime + stime from /proc) and reports
  * CPU microseconds per request, the server's cost whatever the client.
  *
- * Run: node --import tsx bench/cache.bench.ts [--quick]
+ * `--baseline <git-ref>` adds koa-buffer as it was at that commit (bench/baseline.ts)
+ * as one more configuration, and rows comparing today's code with it.
+ *
+ * Run: node --import tsx bench/cache.bench.ts [--quick] [--baseline <git-ref>]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { alternate, compare, isMain, quick, sample, type Row, type Sample } from './harness.ts';
 import { useBarePrecompressed } from './bare.ts';
 import { htmlPage } from './fixtures/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
 import { generator, load, once, pinned, reportHttp } from './load.ts';
+import { baselineRef, buildBaseline } from './baseline.ts';
 
 const self = fileURLToPath(import.meta.url);
 
-type Mode = 'bare' | 'bare-control' | 'ours' | 'koa-cash';
+type Mode = 'bare' | 'bare-control' | 'ours' | 'koa-cash' | 'baseline';
 
-/** The configurations, in the order measureCoding reads its samples back. */
-const modes: readonly Mode[] = ['bare', 'ours', 'koa-cash', 'bare-control'];
+/** The configurations, in the order measureCoding reads its samples back; `--baseline REF` adds that commit's koa-buffer. */
+const modes: readonly Mode[] = [
+  'bare',
+  'ours',
+  'koa-cash',
+  'bare-control',
+  ...(baselineRef ? ['baseline' as const] : []),
+];
 
 // --- server side (a child process) -------------------------------------------
 
@@ -96,7 +107,12 @@ async function serveMode(mode: Mode): Promise<void> {
       ctx.body = render();
     });
   } else {
-    const { buffer } = await builtPackage();
+    const { buffer } =
+      mode === 'baseline'
+        ? ((await import(join(process.env.KB_BENCH_BASELINE_DIR!, 'dist', 'index.js'))) as Awaited<
+            ReturnType<typeof builtPackage>
+          >)
+        : await builtPackage();
     app.use(buffer({ cache: true }));
     app.use(async (ctx) => {
       if (await ctx.bufferIsCached()) return;
@@ -138,6 +154,7 @@ function cpuMicros(pid: number): number | undefined {
 
 async function main(): Promise<void> {
   ensureBuilt();
+  if (baselineRef) process.env.KB_BENCH_BASELINE_DIR = buildBaseline(baselineRef);
   const processes = quick ? 1 : 3;
   // Each process three times, two seconds each: on this shared machine a rep can lose a third of its
   // requests to a neighbour's burst, and many short reps outvote bursts better than a few long ones.
@@ -207,11 +224,11 @@ async function measureCoding(
     if (oursHeaders.headers['x-cache'] !== 'HIT')
       problems.push(`ours did not answer from the cache (${coding}): X-Cache ${oursHeaders.headers['x-cache']}`);
   }
-  const [bare, ours, cash, control] = (await alternate(
+  const [bare, ours, cash, control, baseline] = (await alternate(
     modes.map((mode) => ({ name: `${mode} ${coding}`, run: run(mode) })),
     reps,
     'req/s',
-  )) as [Sample, Sample, Sample, Sample];
+  )) as [Sample, Sample, Sample, Sample, Sample | undefined];
   rows.push(
     compare(
       `cache hit, 50 KiB page, ${coding} client: koa-buffer vs bare Koa precompressed`,
@@ -255,12 +272,18 @@ async function measureCoding(
       ),
     );
   }
+  const cpuBaseline = cpuOf('baseline');
+  if (baseline && cpuOurs && cpuBaseline) {
+    const against = `koa-buffer vs itself at ${baselineRef}`;
+    rows.push(compare(`cache hit, ${coding} client: ${against}`, ours, baseline, true, '>= 0.95'));
+    rows.push(compare(`server CPU per request, ${coding} client: ${against}`, cpuOurs, cpuBaseline, false, '>= 0.95'));
+  }
   const drift = control.median / bare.median;
   rows.push({
     ...compare(`control, ${coding}: bare Koa vs a second bare Koa`, control, bare, true, '0.9–1.1'),
     note: drift < 0.9 || drift > 1.1 ? 'REJECTED: drift over 10%, the machine was too busy' : 'within 10%',
   });
-  for (const mode of ['ours', 'koa-cash', 'bare'] as const) {
+  for (const mode of ['ours', 'koa-cash', 'bare', ...(baselineRef ? ['baseline' as const] : [])] as const) {
     const r = await once(servers.get(mode)![0]!.port, headers);
     rows.push({
       figure: `bytes on the wire, ${coding} client, ${mode}`,
