@@ -90,8 +90,8 @@ export function dashboardPanel(): string {
   <h2>Live: what your browser just received</h2>
   <p>
     Your browser fetched each page below itself, past its own cache (<code>cache: 'no-store'</code>)
-    but not past the server's (<code>Cache-Control: min-fresh=0</code> replaces the <code>no-cache</code>
-    that would make koa-buffer build the page again), and read the sizes from Resource Timing:
+    but not past the server's (koa-buffer ignores the <code>Cache-Control: no-cache</code> such a fetch
+    sends, unless <code>cacheRequestNoCache</code> says otherwise), and read the sizes from Resource Timing:
     <em>wire</em> is the body as sent (<code>encodedBodySize</code>, headers left out), <em>page</em>
     the body once decoded (<code>decodedBodySize</code>).
     <button type="button" data-action="refresh">Fetch again</button>
