@@ -29,6 +29,7 @@ import {
   temperatureOrders,
   type Held,
 } from './response/adaptive.ts';
+import { ChangingBodies } from './response/changing.ts';
 import { codingAvailable, compress } from './response/compress.ts';
 import { notModifiedReason } from './response/conditional.ts';
 import { DecisionLog } from './response/decision-log.ts';
@@ -52,6 +53,8 @@ interface Shared {
   readonly compressing: Map<string, Promise<Buffer | null>>;
   /** Hot bodies waiting for their smallest encoding (adaptive compression). */
   readonly upgrades: Upgrades;
+  /** Addresses whose body changes on every request: they skip the memo (response/changing.ts). */
+  readonly changing: ChangingBodies;
 }
 
 /** A response header as one string; undefined when absent (Koa 3's response.get returns what Node stored). */
@@ -83,6 +86,8 @@ interface Work {
   hotLevel: number | undefined;
   /** The bytes to send. */
   payload: Buffer;
+  /** True when the body changes on every request at this address: no memo, and the ETag hashes the bytes sent. */
+  changing: boolean;
 }
 
 /** A pipeline step; false stops the pipeline (the response is complete). */
@@ -150,6 +155,7 @@ function check(ctx: Context, state: RequestState, shared: Shared): Work | undefi
     coding: 'identity',
     hotLevel: undefined,
     payload: EMPTY,
+    changing: false,
   };
 }
 
@@ -157,9 +163,16 @@ function check(ctx: Context, state: RequestState, shared: Shared): Work | undefi
 function digest(work: Work, shared: Shared): string {
   if (work.md5 === undefined) {
     work.md5 = md5(work.entity);
-    shared.memo.learn(work.source, work.variant, work.entity, work.md5);
+    learn(work, shared);
   }
   return work.md5;
+}
+
+/** Teaches a new entity to the memo (unless its address changes on every request), and notes whether it repeated. */
+function learn(work: Work, shared: Shared): void {
+  if (work.changing) return;
+  const repeated = shared.memo.learn(work.source, work.variant, work.entity, work.md5!);
+  if (shared.memo.enabled) shared.changing.observe(work.ctx.request.url, repeated);
 }
 
 /**
@@ -180,7 +193,7 @@ async function digestInSlices(work: Work, shared: Shared): Promise<void> {
     hasher.update(work.entity.subarray(offset, offset + largeEntity));
   }
   work.md5 = hasher.digest('hex');
-  shared.memo.learn(work.source, work.variant, work.entity, work.md5);
+  learn(work, shared);
 }
 
 // --- 2. OPTIMISE ------------------------------------------------------------
@@ -201,6 +214,7 @@ const optimise: Step = async (work, shared) => {
     work.entity = known.entity;
     work.md5 = known.md5;
     work.payload = work.entity;
+    shared.changing.observe(ctx.request.url, true);
     return true;
   }
   const raw = typeof work.source === 'string' ? Buffer.from(work.source) : work.source;
@@ -221,6 +235,14 @@ const optimise: Step = async (work, shared) => {
   work.payload = work.entity;
   if (work.entity.length > largeEntity && (options.generateEtag || shared.memo.enabled))
     await digestInSlices(work, shared);
+  // A new body at an address whose body changes on every request: the memo would keep it for nothing.
+  // Cache entries are keyed pages, and large entities are hashed above: both keep the memo's path.
+  else
+    work.changing =
+      shared.memo.enabled &&
+      !work.state.replayed &&
+      work.state.storeEntry === undefined &&
+      shared.changing.skipsMemo(ctx.request.url);
   return true;
 };
 
@@ -235,8 +257,10 @@ const optimise: Step = async (work, shared) => {
 function clientHolds(work: Work, shared: Shared): Held | undefined {
   const { ctx, options } = work;
   const ifNoneMatch = ctx.request.headers['if-none-match'];
+  // A changing body's tag names the bytes sent (VALIDATE compares it as it is), not the entity.
   if (ifNoneMatch === undefined || !options.generate304 || !options.generateEtag || ctx.response.status !== 200)
     return undefined;
+  if (work.changing) return undefined;
   if ((ctx.request.method !== 'GET' && ctx.request.method !== 'HEAD') || ctx.res.hasHeader('ETag')) return undefined;
   const levels = options.compressionLevels;
   return heldRepresentation(
@@ -254,8 +278,9 @@ function clientHolds(work: Work, shared: Shared): Held | undefined {
  * compression does not make it smaller.
  */
 async function encoded(work: Work, coding: Coding, level: number, shared: Shared): Promise<Buffer | null> {
-  const key = shared.memo.enabled ? `${digest(work, shared)}\0${coding}\0${level}` : '';
-  if (shared.memo.enabled) {
+  const memo = shared.memo.enabled && !work.changing;
+  const key = memo ? `${digest(work, shared)}\0${coding}\0${level}` : '';
+  if (memo) {
     const known = shared.memo.encoded(work.md5!, coding, level);
     if (known !== undefined) return known;
   }
@@ -264,7 +289,7 @@ async function encoded(work: Work, coding: Coding, level: number, shared: Shared
     shared.log.debug('log_compressed', { size: work.entity.length, compressedSize: bytes.length, coding, level, mode });
     return bytes.length < work.entity.length ? bytes : null;
   };
-  if (!shared.memo.enabled) return run();
+  if (!memo) return run();
   let pending = shared.compressing.get(key);
   if (!pending) {
     pending = run().finally(() => shared.compressing.delete(key));
@@ -289,8 +314,8 @@ async function adaptiveEncoded(work: Work, cold: Coding, shared: Shared): Promis
   // (87 bytes of HTML: br 2 gives 91, br 4 gives 76): it gets the fixed level.
   const coldAt =
     entity.length < smallBody ? options.compressionLevels[cold] : coldLevel(cold, options.compressionLevels);
-  // Without the memo nothing is ever seen twice: every body stays cold.
-  if (!shared.memo.enabled) return encoded(work, cold, coldAt, shared);
+  // Without the memo nothing is ever seen twice, and a changing body is never seen again: both stay cold.
+  if (!shared.memo.enabled || work.changing) return encoded(work, cold, coldAt, shared);
   const md5 = digest(work, shared);
   const hot = hotCoding(ctx.request.headers['accept-encoding'], temperatureOrders(options.encodings));
   const hotAt = hot === undefined ? 0 : hotLevel(hot, options.compressionLevels);
@@ -371,7 +396,13 @@ const validate: Step = async (work, shared) => {
   // ETag, Last-Modified and 304 belong to 200 responses to GET and HEAD only.
   if (ctx.response.status !== 200 || (ctx.request.method !== 'GET' && ctx.request.method !== 'HEAD')) return true;
   if (!ctx.res.hasHeader('ETag')) {
-    if (options.generateEtag) ctx.response.set('ETag', entityTag(digest(work, shared), work.coding, work.hotLevel));
+    if (options.generateEtag)
+      ctx.response.set(
+        'ETag',
+        work.changing
+          ? entityTag(md5(work.payload), work.coding) // names the bytes sent (docs/decisions.md)
+          : entityTag(digest(work, shared), work.coding, work.hotLevel),
+      );
   } else if (work.coding !== 'identity') {
     // The action's strong tag named the uncompressed bytes; these are not them.
     const own = responseHeader(ctx, 'ETag')!;
@@ -454,7 +485,14 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
   const config = resolveOptions(options);
   const memo = new RepresentationMemo(config.memoMaxSize);
   const log = new DecisionLog(config.logger, config.messages);
-  const shared: Shared = { config, memo, log, compressing: new Map(), upgrades: new Upgrades(memo, log) };
+  const shared: Shared = {
+    config,
+    memo,
+    log,
+    compressing: new Map(),
+    upgrades: new Upgrades(memo, log),
+    changing: new ChangingBodies(),
+  };
   const cache = new CacheRuntime(config, shared.log);
   const middleware = async function bufferMiddleware(ctx: Context, next: Next): Promise<void> {
     // An outer buffer() already reworks this request; a second pass would only redo its work.
