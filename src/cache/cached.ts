@@ -268,7 +268,8 @@ function build(visit: Visit, flight: Flight, forward: Forward): void {
  */
 function withOrigin(ctx: Context, visit: Visit, entry: CacheEntry): CacheEntry | undefined {
   const { state, runtime, options, slot } = visit;
-  const tags = responseTags(options.cacheTags, state.tagHeader);
+  // The options as resolved after the action: it may have set ctx.state.buffer.cacheTags after its miss.
+  const tags = responseTags((state.options ?? options).cacheTags, state.tagHeader);
   if ('bad' in tags) {
     runtime.log.error('log_cache_tag_invalid', { key: slot.key, tag: JSON.stringify(tags.bad) });
     statusNotStored(ctx, 'TAG');

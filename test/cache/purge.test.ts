@@ -33,6 +33,7 @@ async function site(
     begin();
     if (hold !== undefined && ctx.path === '/slow') await hold;
     if (ctx.path === '/list') ctx.set('Cache-Tag', 'list, articles');
+    if (ctx.path === '/late') ctx.state.buffer = { cacheTags: ['late'] }; // after the miss, as most actions do
     if (ctx.path === '/bad-tag') ctx.set('Cache-Tag', 'fine, not fine');
     ctx.type = 'html';
     ctx.body = `<!doctype html><p>${ctx.path} build ${builds} for ${ctx.cookies.get('lang') ?? '-'}</p>`;
@@ -84,6 +85,10 @@ test('purgeTag removes entries tagged by ctx.state.buffer or the Cache-Tag heade
   t.is(await xcache(server, '/articles/1'), 'MISS');
   t.is(await xcache(server, '/articles/2'), 'HIT');
   t.is(await xcache(server, '/list'), 'HIT');
+  await get(server, '/late');
+  t.is(await xcache(server, '/late'), 'HIT');
+  await middleware.purgeTag('late');
+  t.is(await xcache(server, '/late'), 'MISS', 'tags set by the action after its miss count');
   await middleware.purgeTag('articles');
   t.is(await xcache(server, '/list'), 'MISS', 'any of the header tags');
   await middleware.purgeAll();
