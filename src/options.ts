@@ -161,7 +161,7 @@ export interface BufferOptions {
   cacheNearBytes?: number;
   /**
    * Milliseconds between two looks at a shared store's purge generation:
-   * a purge in another process is seen within about this. @defaultValue 100
+   * a purge in another process is seen within about this. @defaultValue 50
    */
   cacheSyncMs?: number;
   /** Bytes of the representation memo; 0 turns it off. @defaultValue 64 MiB */
@@ -267,7 +267,7 @@ const defaults: Omit<ResolvedOptions, 'messages' | 'logger' | 'encodings'> = {
   cacheTags: [],
   cacheTagHeader: 'cache-tag',
   cacheNearBytes: 32 * 1024 * 1024,
-  cacheSyncMs: 100,
+  cacheSyncMs: 50,
   memoMaxSize: defaultMemoMaxSize,
 };
 

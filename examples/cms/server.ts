@@ -5,7 +5,7 @@
  * tagged `article:ID` (through `ctx.state.buffer`), the listing `list`
  * (through the `Cache-Tag` header, which koa-buffer removes before sending);
  * an edit purges both tags. The purge is seen by the worker that made it at
- * once and by the other workers within `cacheSyncMs` (100 ms).
+ * once and by the other workers within `cacheSyncMs` (50 ms).
  *
  *   CMS_TOKEN=secret node --import tsx examples/cms/server.ts
  *   curl -X PUT -H 'Authorization: Bearer secret' 'http://127.0.0.1:PORT/admin/articles/1?title=New'

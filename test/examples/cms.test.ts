@@ -37,7 +37,7 @@ test('an authorised edit purges the article and the listing on both workers; the
 
   const edit = await app.request('/admin/articles/1?title=Edited', { Authorization: 'Bearer secret-token' }, 'PUT');
   t.is(edit.status, 204);
-  await new Promise((resolve) => setTimeout(resolve, 300)); // the other worker reads the purge generation every 100 ms
+  await new Promise((resolve) => setTimeout(resolve, 300)); // the other worker reads the purge generation every 50 ms
   for (const page of await fromBoth(app, '/articles/1'))
     t.regex(page, /<h1>Edited<\/h1>/, 'the article, on both workers');
   for (const page of await fromBoth(app, '/')) t.regex(page, />Edited<\/a>/, 'the listing, on both workers');
