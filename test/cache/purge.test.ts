@@ -159,3 +159,23 @@ test('near cache in front of SQLite: a purge by another middleware on the file i
   t.is(await xcache(server, '/articles/9'), 'MISS', 'the copy expired with the entry');
   t.is(builds(), beforeExpiry + 1);
 });
+
+test('purge by URL, tag and all on a Keyv store (records kept in it) and on an lru-cache LRUCache (kept in the process)', async (t) => {
+  const { default: Keyv } = await import('keyv');
+  const { LRUCache } = await import('lru-cache');
+  const stores = { Keyv: new Keyv(), LRUCache: new LRUCache<string, object>({ max: 100 }) };
+  for (const [name, store] of Object.entries(stores)) {
+    const middleware = buffer({ cache: store, varyBy: [] });
+    const { server } = await site(t, middleware);
+    for (const path of ['/articles/1', '/articles/2', '/other']) await get(server, path);
+    t.is(await xcache(server, '/other'), 'HIT', name);
+    await middleware.purge('/other');
+    t.is(await xcache(server, '/other'), 'MISS', `${name}: purge(url)`);
+    await middleware.purgeTag('article:1');
+    t.is(await xcache(server, '/articles/1'), 'MISS', `${name}: purgeTag`);
+    t.is(await xcache(server, '/articles/2'), 'HIT', `${name}: another tag stays`);
+    await middleware.purgeAll();
+    t.is(await xcache(server, '/articles/2'), 'MISS', `${name}: purgeAll`);
+    t.is(await xcache(server, '/articles/2'), 'HIT', `${name}: stored again`);
+  }
+});

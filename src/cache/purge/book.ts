@@ -154,28 +154,39 @@ export class PurgeBook {
 
   /** Like {@link purged} with only what is known now, never reading the store: for a build about to be stored. */
   purgedNow(origin: EntryOrigin | undefined, created: number): boolean {
-    return this.#judge(origin, created, false) === true;
+    // A purge in the very millisecond of the lookup counts here: the build may have read the data before the edit.
+    return this.#judge(origin, created, false, (origin?.since ?? created) - 0.5) === true;
   }
 
-  #judge(origin: EntryOrigin | undefined, created: number, read: boolean): boolean | Promise<boolean> {
-    const since = origin?.since ?? created;
-    if (since <= this.#all) return true;
+  /**
+   * An entry counts as purged when a matching purge came after its `since`
+   * (strictly: a request that looked the key up in the millisecond of the
+   * purge, after it, must not be purged forever by it).
+   */
+  #judge(
+    origin: EntryOrigin | undefined,
+    created: number,
+    read: boolean,
+    at: number = origin?.since ?? created,
+  ): boolean | Promise<boolean> {
+    const since = at;
+    if (since < this.#all) return true;
     if (origin === undefined) return false;
     const ids = this.#idsOf(origin);
     let unknown: string[] | undefined;
     for (const id of ids) {
       const own = this.#own.get(id);
-      if (own !== undefined && since <= own) return true;
+      if (own !== undefined && since < own) return true;
       if (!this.#shared) continue;
-      const at = this.#read.get(id);
-      if (at === undefined) (unknown ??= []).push(id);
-      else if (since <= at) return true;
+      const recorded = this.#read.get(id);
+      if (recorded === undefined) (unknown ??= []).push(id);
+      else if (since < recorded) return true;
     }
     if (unknown === undefined || !read) return false;
     return this.#fetch(unknown).then((complete) => {
       // Another purge came while reading, or the store failed: a miss, never a purged page.
       if (!complete) return true;
-      return this.#judge(origin, created, false);
+      return this.#judge(origin, created, false, since);
     });
   }
 
