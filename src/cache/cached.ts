@@ -53,8 +53,10 @@ interface Visit {
   readonly runtime: CacheRuntime;
   readonly options: ResolvedOptions;
   readonly slot: Slot;
-  /** When the request looked the key up: a purge at or after it keeps its build from being stored. */
+  /** When the request looked the key up: a purge after it keeps its build from being stored. */
   readonly since: number;
+  /** This process's purge count then (cache/purge/book.ts). */
+  readonly purgesSeen: number;
 }
 
 /**
@@ -116,7 +118,7 @@ function decide(ctx: Context, state: CacheRequestState, runtime: CacheRuntime): 
   const refresh = options.cacheRequestNoCache === 'refresh' && requestRefusesStored(ctx.request.headers);
   const purges = runtime.bookFor(store);
   const slot: Slot = { store, key, options, log: runtime.log, notBefore: refresh ? now : 0, purges };
-  const visit: Visit = { state, runtime, options, slot, since: now };
+  const visit: Visit = { state, runtime, options, slot, since: now, purgesSeen: purges.sequence };
   if (refresh) return afterLookup(ctx, visit, refreshing);
   const seen = lookup(slot, now);
   return seen instanceof Promise ? seen.then((found) => afterLookup(ctx, visit, found)) : afterLookup(ctx, visit, seen);
@@ -244,6 +246,8 @@ function build(visit: Visit, flight: Flight, forward: Forward): void {
     flight.settle({ entry: sealed.entry, vary: builderVary(ctx, sealed.entry, options.varyBy) });
     if (purgedMeanwhile(ctx, visit, sealed.entry)) return void (await flight.close());
     const stored = await write(slot, sealed.value, options.cacheDuration * 1000);
+    // A refresh replaced an entry other processes may hold in their near caches.
+    if (stored && slot.notBefore > 0) await slot.purges?.announce();
     if (stored) statusStored(ctx, forward);
     else statusNotStored(ctx, 'STORE-ERROR');
     // After the write, so a watcher in another process that finds the lock free also finds the entry.
@@ -283,7 +287,7 @@ function withOrigin(ctx: Context, visit: Visit, entry: CacheEntry): CacheEntry |
 /** True when a purge this process knows of came after the lookup (no resurrection): the build is served, not stored. */
 function purgedMeanwhile(ctx: Context, visit: Visit, entry: CacheEntry): boolean {
   const purges = visit.slot.purges;
-  if (purges === undefined || !purges.purgedNow(entry.origin, entry.created)) return false;
+  if (purges === undefined || !purges.purgedNow(entry.origin, entry.created, visit.purgesSeen)) return false;
   statusNotStored(ctx, 'PURGED');
   visit.runtime.log.debug('log_not_stored', { key: visit.slot.key, reason: 'PURGED' });
   return true;

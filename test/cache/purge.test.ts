@@ -14,6 +14,8 @@ import { tempDir } from '../helpers/cache-workers.ts';
 import { serve, type Served } from '../helpers/serve.ts';
 
 const host = 'site.example';
+/** Builds across every site of this file: no two builds make the same page. */
+let everBuilt = 0;
 
 /** A server whose action counts its runs and tags pages as the path says. */
 async function site(
@@ -30,13 +32,14 @@ async function site(
     if (ctx.path.startsWith('/articles/')) ctx.state.buffer = { cacheTags: [`article:${ctx.path.slice(10)}`] };
     if (await ctx.bufferIsCached()) return;
     builds++;
+    everBuilt++;
     begin();
     if (hold !== undefined && ctx.path === '/slow') await hold;
     if (ctx.path === '/list') ctx.set('Cache-Tag', 'list, articles');
     if (ctx.path === '/late') ctx.state.buffer = { cacheTags: ['late'] }; // after the miss, as most actions do
     if (ctx.path === '/bad-tag') ctx.set('Cache-Tag', 'fine, not fine');
     ctx.type = 'html';
-    ctx.body = `<!doctype html><p>${ctx.path} build ${builds} for ${ctx.cookies.get('lang') ?? '-'}</p>`;
+    ctx.body = `<!doctype html><p>${ctx.path} build ${builds} (${everBuilt}) for ${ctx.cookies.get('lang') ?? '-'}</p>`;
   });
   const server = await serve(t, app);
   return { server, builds: () => builds, started };
@@ -178,4 +181,26 @@ test('purge by URL, tag and all on a Keyv store (records kept in it) and on an l
     t.is(await xcache(server, '/articles/2'), 'MISS', `${name}: purgeAll`);
     t.is(await xcache(server, '/articles/2'), 'HIT', `${name}: stored again`);
   }
+});
+
+test("near cache: an entry refreshed by another process's no-cache request replaces the copy within 1 s", async (t) => {
+  const dir = tempDir(t, 'kb-purge-');
+  const cache = `sqlite:${join(dir, 'cache.sqlite')}`;
+  const reader = buffer({ cache, varyBy: [] });
+  const refresher = buffer({ cache, varyBy: [], cacheRequestNoCache: 'refresh' });
+  t.teardown(async () => {
+    await reader.close();
+    await refresher.close();
+  });
+  const one = await site(t, reader);
+  const two = await site(t, refresher);
+  const first = (await get(one.server, '/page')).body.toString();
+  t.is(await xcache(one.server, '/page'), 'HIT');
+  const refreshed = await two.server.request('/page', { headers: { host, 'cache-control': 'no-cache' } });
+  t.not(refreshed.body.toString(), first, 'a new build');
+  t.is(refreshed.headers['cache-status'], 'koa-buffer; fwd=request; stored');
+  const at = Date.now();
+  let body = first;
+  while (Date.now() - at < 1000 && body === first) body = (await get(one.server, '/page')).body.toString();
+  t.is(body, refreshed.body.toString(), 'the reader answers the refreshed page');
 });

@@ -74,6 +74,10 @@ export class PurgeBook {
   #all = 0;
   /** Purges made in this process, by id: kept when the records read from the store are forgotten. */
   readonly #own = new Map<string, number>();
+  /** The same, as this process's purge count after each. */
+  readonly #ownSequence = new Map<string, number>();
+  #allSequence = 0;
+  #sequence = 0;
   /** Records read from the store, by id; 0 for none. */
   readonly #read = new Map<string, number>();
   /** The ids of an entry's origin, made once per decoded entry. */
@@ -152,10 +156,25 @@ export class PurgeBook {
     return this.#judge(origin, created, true);
   }
 
-  /** Like {@link purged} with only what is known now, never reading the store: for a build about to be stored. */
-  purgedNow(origin: EntryOrigin | undefined, created: number): boolean {
-    // A purge in the very millisecond of the lookup counts here: the build may have read the data before the edit.
-    return this.#judge(origin, created, false, (origin?.since ?? created) - 0.5) === true;
+  /** Purges made by this process so far: a build compares the count at its lookup with the count at its end. */
+  get sequence(): number {
+    return this.#sequence;
+  }
+
+  /**
+   * Like {@link purged} with only what is known now, never reading the
+   * store: for a build about to be stored. A purge this process made after
+   * the build's lookup (`sequence` then) counts even in the same millisecond.
+   *
+   * @param origin - the built entry's origin
+   * @param created - its creation time, ms
+   * @param sequence - {@link sequence} when the build's request looked the key up
+   */
+  purgedNow(origin: EntryOrigin | undefined, created: number, sequence: number): boolean {
+    if (this.#allSequence > sequence) return true;
+    if (origin !== undefined)
+      for (const id of this.#idsOf(origin)) if ((this.#ownSequence.get(id) ?? 0) > sequence) return true;
+    return this.#judge(origin, created, false) === true;
   }
 
   /**
@@ -163,13 +182,8 @@ export class PurgeBook {
    * (strictly: a request that looked the key up in the millisecond of the
    * purge, after it, must not be purged forever by it).
    */
-  #judge(
-    origin: EntryOrigin | undefined,
-    created: number,
-    read: boolean,
-    at: number = origin?.since ?? created,
-  ): boolean | Promise<boolean> {
-    const since = at;
+  #judge(origin: EntryOrigin | undefined, created: number, read: boolean): boolean | Promise<boolean> {
+    const since = origin?.since ?? created;
     if (since < this.#all) return true;
     if (origin === undefined) return false;
     const ids = this.#idsOf(origin);
@@ -186,7 +200,7 @@ export class PurgeBook {
     return this.#fetch(unknown).then((complete) => {
       // Another purge came while reading, or the store failed: a miss, never a purged page.
       if (!complete) return true;
-      return this.#judge(origin, created, false, since);
+      return this.#judge(origin, created, false);
     });
   }
 
@@ -215,6 +229,20 @@ export class PurgeBook {
   }
 
   /**
+   * Tells the other processes that an entry was replaced before its expiry
+   * (a refresh): a new generation empties their near caches. A failure costs
+   * only that (they see the new entry when their copy expires).
+   */
+  async announce(): Promise<void> {
+    if (!this.#shared) return;
+    try {
+      await this.#store.set(generationKey, `${Date.now()}-${Math.random().toString(36).slice(2)}`);
+    } catch {
+      // The entry itself was stored; the store's failure is logged by the next call that needs it.
+    }
+  }
+
+  /**
    * Records a purge: seen by this process at once, and by the others
    * sharing the store at their next read of the generation.
    *
@@ -224,8 +252,15 @@ export class PurgeBook {
    */
   async purge(ids: readonly string[] | 'all', bound: (call: () => unknown) => Promise<unknown>): Promise<void> {
     const at = Date.now();
-    if (ids === 'all') this.#all = Math.max(this.#all, at);
-    else for (const id of ids) this.#own.set(id, Math.max(this.#own.get(id) ?? 0, at));
+    const sequence = ++this.#sequence;
+    if (ids === 'all') {
+      this.#all = Math.max(this.#all, at);
+      this.#allSequence = sequence;
+    } else
+      for (const id of ids) {
+        this.#own.set(id, Math.max(this.#own.get(id) ?? 0, at));
+        this.#ownSequence.set(id, sequence);
+      }
     this.active = true;
     this.#onPurge();
     if (!this.#shared) {
