@@ -68,6 +68,7 @@ export function openState(ctx: Context, config: ResolvedOptions, cache?: CacheRu
     preparedKey: undefined,
     preparedEntry: undefined,
     provisional: false,
+    tagHeader: undefined,
   };
   (ctx as WithState)[requestStateKey] = state;
   return state;

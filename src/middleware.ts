@@ -16,6 +16,8 @@
 import type { Readable } from 'node:stream';
 import type { Context, Middleware, Next } from 'koa';
 import { answeredAsPrepared, bufferIsCached } from './cache/cached.ts';
+import { purgeMethods, type PurgeMethods } from './cache/purge/api.ts';
+import { takeTagHeader } from './cache/purge/tags.ts';
 import { CacheRuntime } from './cache/runtime.ts';
 import { openState, requestState, type RequestState } from './context.ts';
 import { Md5, md5 } from './native/exports.ts';
@@ -448,8 +450,8 @@ const send: Step = (work) => {
   return true;
 };
 
-/** The middleware `buffer()` returns. */
-export interface BufferMiddleware extends Middleware {
+/** The middleware `buffer()` returns: with `purge`, `purgeTag` and `purgeAll` (cache/purge/api.ts). */
+export interface BufferMiddleware extends Middleware, PurgeMethods {
   /**
    * Closes the cache stores this middleware opened itself (`cache: true`,
    * `'sqlite:PATH'`, `'redis://…'`), for a graceful shutdown: a SQLite file is
@@ -502,6 +504,7 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
     try {
       await next();
       resolveResponseOptions(ctx, state); // sections and ctx.state.buffer have had their say
+      takeTagHeader(ctx.res, state); // stored with the entry, never sent
       // A cache hit the pipeline has answered before, for the very same inputs, is answered as it was then.
       const work = answeredAsPrepared(ctx, state) ? undefined : check(ctx, state, shared); // 1. CHECK
       if (work?.stream) await respondWithStream(work.stream, work, shared.log);
@@ -519,5 +522,5 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
       }
     }
   };
-  return Object.assign(middleware, { close: () => cache.closeStores() });
+  return Object.assign(middleware, { close: () => cache.closeStores() }, purgeMethods(cache, config.messages));
 }

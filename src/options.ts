@@ -27,6 +27,7 @@ import {
   type MediaTypeList,
   type MediaTypeOption,
 } from './response/media-types.ts';
+import { isTagList } from './cache/purge/tags.ts';
 import { defaultMemoMaxSize } from './response/memo.ts';
 import { allCodings, canonicalCoding, type Coding } from './response/negotiate.ts';
 
@@ -141,6 +142,28 @@ export interface BufferOptions {
    * store never hangs a request. @defaultValue 1
    */
   cacheStoreTimeout?: number;
+  /**
+   * Purge tags of the response (`mw.purgeTag(tag)` removes every entry
+   * carrying one); usually set per response through `ctx.state.buffer`.
+   * A tag is 1-256 visible ASCII characters, no comma. @defaultValue []
+   */
+  cacheTags?: string[];
+  /**
+   * Response header whose comma-separated tags join `cacheTags`; removed
+   * before the response is sent. false reads none. @defaultValue 'Cache-Tag'
+   */
+  cacheTagHeader?: string | false;
+  /**
+   * Bytes of the in-process copy of the entries a SQLite or Redis store
+   * answered (kept coherent with purges and expiry); 0 turns it off.
+   * @defaultValue 32 MiB
+   */
+  cacheNearBytes?: number;
+  /**
+   * Milliseconds between two looks at a shared store's purge generation:
+   * a purge in another process is seen within about this. @defaultValue 50
+   */
+  cacheSyncMs?: number;
   /** Bytes of the representation memo; 0 turns it off. @defaultValue 64 MiB */
   memoMaxSize?: number;
   /** Message overrides by key. */
@@ -197,6 +220,11 @@ export interface ResolvedOptions {
   cacheWaitFailure: 'retry-later' | 'run';
   /** Seconds. */
   cacheStoreTimeout: number;
+  cacheTags: readonly string[];
+  /** Lowercased; '' for none. */
+  cacheTagHeader: string;
+  cacheNearBytes: number;
+  cacheSyncMs: number;
   memoMaxSize: number;
   messages: Messages;
   logger: Logger;
@@ -236,6 +264,10 @@ const defaults: Omit<ResolvedOptions, 'messages' | 'logger' | 'encodings'> = {
   cacheMaxSize: 8 * 1024 * 1024,
   cacheWaitFailure: 'retry-later',
   cacheStoreTimeout: 1,
+  cacheTags: [],
+  cacheTagHeader: 'cache-tag',
+  cacheNearBytes: 32 * 1024 * 1024,
+  cacheSyncMs: 50,
   memoMaxSize: defaultMemoMaxSize,
 };
 
@@ -319,6 +351,16 @@ const rules: Record<keyof BufferOptions, Rule> = {
   cacheStoreTimeout: {
     key: 'option_cache_store_timeout',
     ok: (v) => isNil(v) || (typeof v === 'number' && Number.isFinite(v) && v > 0),
+  },
+  cacheTags: { key: 'option_cache_tags', ok: (v) => isNil(v) || isTagList(v) },
+  cacheTagHeader: {
+    key: 'option_cache_tag_header',
+    ok: (v) => isNil(v) || v === false || (typeof v === 'string' && /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(v)),
+  },
+  cacheNearBytes: { key: 'option_cache_near_bytes', ok: (v) => isNil(v) || isNonNegativeInteger(v) },
+  cacheSyncMs: {
+    key: 'option_cache_sync_ms',
+    ok: (v) => isNil(v) || (typeof v === 'number' && Number.isFinite(v) && v >= 1),
   },
   cacheWaitFailure: { key: 'option_cache_wait_failure', ok: (v) => isNil(v) || v === 'retry-later' || v === 'run' },
   compressContent: flag,
@@ -456,6 +498,10 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     cacheMaxSize: o.cacheMaxSize ?? defaults.cacheMaxSize,
     cacheWaitFailure: o.cacheWaitFailure ?? defaults.cacheWaitFailure,
     cacheStoreTimeout: o.cacheStoreTimeout ?? defaults.cacheStoreTimeout,
+    cacheTags: o.cacheTags ?? defaults.cacheTags,
+    cacheTagHeader: o.cacheTagHeader === false ? '' : (o.cacheTagHeader ?? defaults.cacheTagHeader).toLowerCase(),
+    cacheNearBytes: o.cacheNearBytes ?? defaults.cacheNearBytes,
+    cacheSyncMs: o.cacheSyncMs ?? defaults.cacheSyncMs,
     memoMaxSize: o.memoMaxSize ?? defaults.memoMaxSize,
     messages,
     logger,
@@ -519,6 +565,8 @@ const registrationOnly = new Set([
   'cacheLock',
   'cacheLockDir',
   'cacheMemoryBytes',
+  'cacheNearBytes',
+  'cacheSyncMs',
 ]);
 
 /**
@@ -560,6 +608,9 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
   cacheHosts: (v) => (Array.isArray(v) ? hostSet(v) : undefined),
   cacheRequestNoCache: (v) => (v === 'refresh' || v === 'bypass' ? v : 'ignore'),
   cacheStoreTimeout: (v) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : defaults.cacheStoreTimeout),
+  // Kept as given: a bad tag is reported when the response is stored (it is then not stored).
+  cacheTags: (v) => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]),
+  cacheTagHeader: (v) => (typeof v === 'string' ? v.toLowerCase() : ''),
 };
 
 /** `ctx.state.buffer` read as the README says: off, nothing set, or an object of overrides. */

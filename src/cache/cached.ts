@@ -40,6 +40,7 @@ import {
   type WithRequestState,
 } from './request-state.ts';
 import type { CacheRuntime } from './runtime.ts';
+import { responseTags } from './purge/tags.ts';
 import { entryOf, keysOnCookies, notStorableReason, varyFields } from './storable.ts';
 
 /**
@@ -52,6 +53,10 @@ interface Visit {
   readonly runtime: CacheRuntime;
   readonly options: ResolvedOptions;
   readonly slot: Slot;
+  /** When the request looked the key up: a purge after it keeps its build from being stored. */
+  readonly since: number;
+  /** This process's purge count then (cache/purge/book.ts). */
+  readonly purgesSeen: number;
 }
 
 /**
@@ -111,8 +116,9 @@ function decide(ctx: Context, state: CacheRequestState, runtime: CacheRuntime): 
   }
   // 'refresh': the stored entry is not looked at; the request rebuilds it through the flight.
   const refresh = options.cacheRequestNoCache === 'refresh' && requestRefusesStored(ctx.request.headers);
-  const slot: Slot = { store, key, options, log: runtime.log, notBefore: refresh ? now : 0 };
-  const visit: Visit = { state, runtime, options, slot };
+  const purges = runtime.bookFor(store);
+  const slot: Slot = { store, key, options, log: runtime.log, notBefore: refresh ? now : 0, purges };
+  const visit: Visit = { state, runtime, options, slot, since: now, purgesSeen: purges.sequence };
   if (refresh) return afterLookup(ctx, visit, refreshing);
   const seen = lookup(slot, now);
   return seen instanceof Promise ? seen.then((found) => afterLookup(ctx, visit, found)) : afterLookup(ctx, visit, seen);
@@ -230,10 +236,18 @@ function build(visit: Visit, flight: Flight, forward: Forward): void {
       flight.settle({ failure: reason });
       return;
     }
-    const sealed = seal(entryOf(response, options.cacheDuration));
+    const made = withOrigin(ctx, visit, entryOf(response, options.cacheDuration));
+    if (made === undefined) {
+      flight.settle({ failure: 'TAG' });
+      return;
+    }
+    const sealed = seal(made);
     // Waiters in this process are answered now, before the store is written to.
     flight.settle({ entry: sealed.entry, vary: builderVary(ctx, sealed.entry, options.varyBy) });
+    if (purgedMeanwhile(ctx, visit, sealed.entry)) return void (await flight.close());
     const stored = await write(slot, sealed.value, options.cacheDuration * 1000);
+    // A refresh replaced an entry other processes may hold in their near caches.
+    if (stored && slot.notBefore > 0) await slot.purges?.announce();
     if (stored) statusStored(ctx, forward);
     else statusNotStored(ctx, 'STORE-ERROR');
     // After the write, so a watcher in another process that finds the lock free also finds the entry.
@@ -248,6 +262,35 @@ function build(visit: Visit, flight: Flight, forward: Forward): void {
     }
     await flight.close();
   });
+}
+
+/**
+ * The entry with what a purge matches it by: the request's host and URL, the
+ * response's tags, and when the request looked the key up. Undefined when a
+ * tag is not one (logged, Cache-Status says TAG): an entry no purge of that
+ * tag could reach is not stored.
+ */
+function withOrigin(ctx: Context, visit: Visit, entry: CacheEntry): CacheEntry | undefined {
+  const { state, runtime, options, slot } = visit;
+  // The options as resolved after the action: it may have set ctx.state.buffer.cacheTags after its miss.
+  const tags = responseTags((state.options ?? options).cacheTags, state.tagHeader);
+  if ('bad' in tags) {
+    runtime.log.error('log_cache_tag_invalid', { key: slot.key, tag: JSON.stringify(tags.bad) });
+    statusNotStored(ctx, 'TAG');
+    return undefined;
+  }
+  const path = ctx.originalUrl;
+  entry.origin = { host: ctx.request.host.toLowerCase(), path, tags, since: visit.since };
+  return entry;
+}
+
+/** True when a purge this process knows of came after the lookup (no resurrection): the build is served, not stored. */
+function purgedMeanwhile(ctx: Context, visit: Visit, entry: CacheEntry): boolean {
+  const purges = visit.slot.purges;
+  if (purges === undefined || !purges.purgedNow(entry.origin, entry.created, visit.purgesSeen)) return false;
+  statusNotStored(ctx, 'PURGED');
+  visit.runtime.log.debug('log_not_stored', { key: visit.slot.key, reason: 'PURGED' });
+  return true;
 }
 
 /** The builder's request headers its response varies on; Cookie not when the key holds the cookies that count. */
@@ -306,7 +349,10 @@ function solo(visit: Visit, forward: Forward): false {
       visit.runtime.log.debug('log_not_stored', { key: slot.key, reason });
       return;
     }
-    const sealed = seal(entryOf(response, options.cacheDuration));
+    const made = withOrigin(ctx, visit, entryOf(response, options.cacheDuration));
+    if (made === undefined) return;
+    const sealed = seal(made);
+    if (purgedMeanwhile(ctx, visit, sealed.entry)) return;
     if (await write(slot, sealed.value, options.cacheDuration * 1000)) statusStored(ctx, forward);
     else statusNotStored(ctx, 'STORE-ERROR');
   };

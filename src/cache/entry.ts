@@ -10,7 +10,7 @@
  * |-------:|-----:|----------------------------------------|
  * |      0 |    4 | magic `KBCE`                           |
  * |      4 |    1 | version (1)                            |
- * |      5 |    1 | reserved (0)                           |
+ * |      5 |    1 | flags: bit 0, the JSON is `[headers, origin]` |
  * |      6 |    2 | status (uint16)                        |
  * |      8 |    8 | created, ms since the epoch (float64)  |
  * |     16 |    8 | expires, ms since the epoch (float64)  |
@@ -18,6 +18,10 @@
  * |     28 |    4 | byte length B of the body (uint32)     |
  * |     32 |    H | headers as UTF-8 JSON                  |
  * |   32+H |    B | body                                   |
+ *
+ * Flag bit 0 marks an entry that knows where it came from (its purge tags,
+ * host, path and build start, docs/decisions.md "Purge by ban records"): the
+ * JSON is then a two-item array. Entries without it decode as before.
  *
  * Both lengths are recorded so that a value truncated, padded or mangled by a
  * text-only store no longer adds up and reads as a miss.
@@ -40,6 +44,20 @@ export interface CacheEntry {
   created: number;
   /** When the entry stops being fresh, in milliseconds since the epoch. */
   expires: number;
+  /** What a purge matches the entry by; absent on entries stored without it. */
+  origin?: EntryOrigin;
+}
+
+/** What a purge matches an entry by (cache/purge/). */
+export interface EntryOrigin {
+  /** The request's Host, lowercased, port included. */
+  host: string;
+  /** The request's path and query as the client sent them (`ctx.originalUrl`). */
+  path: string;
+  /** Its purge tags (`cacheTags`, the `Cache-Tag` header). */
+  tags: string[];
+  /** When its build began, ms since the epoch: a purge at or after it removes the entry. */
+  since: number;
 }
 
 const MAGIC = 0x4543424b; // 'KBCE' read as a little-endian uint32
@@ -77,14 +95,17 @@ export function encodeEntry(entry: CacheEntry): Buffer {
   if (!(body instanceof Uint8Array))
     throw new TypeError(`cache entry body must be a Buffer, got ${describeValue(body)}`);
   checkHeaders(headers);
+  if (entry.origin !== undefined && !validOrigin(entry.origin))
+    throw new TypeError(`cache entry origin must be {host, path, tags, since}, got ${describeValue(entry.origin)}`);
 
-  const json = Buffer.from(JSON.stringify(headers), 'utf8');
+  const origin = entry.origin;
+  const json = Buffer.from(JSON.stringify(origin === undefined ? headers : [headers, origin]), 'utf8');
   if (json.length > MAX_LENGTH || body.byteLength > MAX_LENGTH)
     throw new RangeError('cache entry headers and body must each be under 4 GiB');
   const out = Buffer.allocUnsafe(HEADER_SIZE + json.length + body.byteLength);
   out.writeUInt32LE(MAGIC, 0);
   out.writeUInt8(VERSION, 4);
-  out.writeUInt8(0, 5);
+  out.writeUInt8(origin === undefined ? 0 : 1, 5);
   out.writeUInt16LE(status, 6);
   out.writeDoubleLE(created, 8);
   out.writeDoubleLE(expires, 16);
@@ -130,9 +151,17 @@ export function decodeEntry(value: unknown): CacheEntry | undefined {
   } catch {
     return undefined;
   }
+  let origin: EntryOrigin | undefined;
+  if ((bytes.readUInt8(5) & 1) === 1) {
+    if (!Array.isArray(headers) || headers.length !== 2 || !validOrigin(headers[1])) return undefined;
+    origin = headers[1];
+    headers = headers[0];
+  }
   if (!validHeaders(headers)) return undefined;
   const body = bytes.subarray(HEADER_SIZE + headersLength);
-  return { status, headers, body, created, expires };
+  return origin === undefined
+    ? { status, headers, body, created, expires }
+    : { status, headers, body, created, expires, origin };
 }
 
 /**
@@ -182,6 +211,18 @@ function asBytes(value: unknown): Buffer | undefined {
   return undefined;
 }
 
+function validOrigin(value: unknown): value is EntryOrigin {
+  if (value === null || typeof value !== 'object') return false;
+  const { host, path, tags, since } = value as Record<string, unknown>;
+  return (
+    typeof host === 'string' &&
+    typeof path === 'string' &&
+    Number.isFinite(since) &&
+    Array.isArray(tags) &&
+    tags.every((tag) => typeof tag === 'string')
+  );
+}
+
 function validHeaders(headers: unknown): headers is Record<string, string | string[]> {
   if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return false;
   for (const value of Object.values(headers)) {
@@ -203,4 +244,18 @@ function checkHeaders(headers: unknown): void {
       `cache entry header '${name}' must be a string or an array of strings, got ${describeValue(value)}`,
     );
   }
+}
+
+/**
+ * The expiry of an encoded entry, read without decoding it (a near cache
+ * keeps a value no longer than this); undefined for anything else.
+ *
+ * @param value - what a store returned
+ */
+export function encodedExpiry(value: unknown): number | undefined {
+  if (!(value instanceof Uint8Array) || value.byteLength < HEADER_SIZE) return undefined;
+  const bytes = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  if (bytes.readUInt32LE(0) !== MAGIC || bytes.readUInt8(4) !== VERSION) return undefined;
+  const expires = bytes.readDoubleLE(16);
+  return Number.isFinite(expires) ? expires : undefined;
 }

@@ -67,6 +67,8 @@ export interface CacheRequestState {
    * later hit gets the smaller bytes.
    */
   provisional: boolean;
+  /** The response's tag header (`cacheTagHeader`), taken off the response to be stored with the entry. */
+  tagHeader: string | undefined;
 }
 
 /** The symbol the request state is kept under on the context. */

@@ -19,6 +19,9 @@ import { probeStore } from './stores/probe.ts';
 import { RedisStore } from './stores/redis.ts';
 import { resolveStore } from './stores/resolve.ts';
 import { SqliteStore } from './stores/sqlite.ts';
+import { bounded } from './bounded.ts';
+import { PurgeBook } from './purge/book.ts';
+import { NearStore } from './purge/near.ts';
 
 /** After a store failed to open, how long requests bypass it before it is tried again, ms. */
 const reopenAfterMs = 5000;
@@ -37,6 +40,16 @@ export class CacheRuntime implements FlightContext {
   /** The `cache` object of the options, and why its start-up probe refused it (answered asynchronously). */
   readonly #given: unknown;
   #refused: string | undefined;
+  /** Purge books by the store lookups use (a near cache, or the store itself). */
+  readonly #books = new Map<CacheStore, PurgeBook>();
+  /** The last store asked for and its book: a middleware uses one store, so a hit costs no Map lookup. */
+  #lastStore: CacheStore | undefined;
+  #lastBook: PurgeBook | undefined;
+  /** Near caches in front of the shared stores made from the user's objects (an ioredis client), by store. */
+  readonly #nearOf = new WeakMap<CacheStore, NearStore>();
+  readonly #nearBytes: number;
+  readonly #syncMs: number;
+  readonly #storeTimeoutMs: number;
 
   /**
    * @param config - the resolved `buffer()` options
@@ -48,6 +61,9 @@ export class CacheRuntime implements FlightContext {
   constructor(config: ResolvedOptions, log: DecisionLog) {
     this.log = log;
     this.#memoryBytes = config.cacheMemoryBytes;
+    this.#nearBytes = config.cacheNearBytes;
+    this.#syncMs = config.cacheSyncMs;
+    this.#storeTimeoutMs = config.cacheStoreTimeout * 1000;
     this.#given = config.cache;
     if (typeof config.cache === 'object') this.#probe(config.cache);
     this.lock =
@@ -98,6 +114,9 @@ export class CacheRuntime implements FlightContext {
   async closeStores(): Promise<void> {
     const stores = [...this.#stores.values()];
     this.#stores.clear();
+    for (const book of this.#books.values()) book.close();
+    this.#books.clear();
+    this.#lastStore = this.#lastBook = undefined;
     for (const store of stores) {
       if ('failed' in store) continue;
       const close = (store as { close?: () => unknown }).close;
@@ -111,7 +130,8 @@ export class CacheRuntime implements FlightContext {
       if (this.#refused !== undefined && option === this.#given) return { error: this.#refused };
       // A store object is used as it is; a per-response value is not validated, so check it here.
       try {
-        return resolveStore(option, this.log.messages);
+        const store = resolveStore(option, this.log.messages);
+        return store === undefined ? undefined : this.#nearFor(store);
       } catch (error) {
         return { error: errorText(error) };
       }
@@ -120,7 +140,8 @@ export class CacheRuntime implements FlightContext {
     if (known !== undefined && !('failed' in known)) return known;
     if (known !== undefined && Date.now() - known.failed < reopenAfterMs) return { error: 'it failed to open' };
     try {
-      const store = resolveStore(option, this.log.messages, this.#memoryBytes);
+      const made = resolveStore(option, this.log.messages, this.#memoryBytes);
+      const store = made === undefined ? undefined : this.#nearFor(made);
       if (store !== undefined) this.#stores.set(option, store);
       return store;
     } catch (error) {
@@ -129,6 +150,51 @@ export class CacheRuntime implements FlightContext {
       this.log.error('log_cache_open_failed', { cache: shownCacheOption(option), error: text });
       return { error: text };
     }
+  }
+
+  /** The store lookups use for `store`: a SQLite or Redis store gets a near cache in front (`cacheNearBytes`). */
+  #nearFor(store: CacheStore): CacheStore {
+    if (this.#nearBytes === 0 || !(store instanceof SqliteStore || store instanceof RedisStore)) return store;
+    let near = this.#nearOf.get(store);
+    if (near === undefined) this.#nearOf.set(store, (near = new NearStore(store, this.#nearBytes)));
+    return near;
+  }
+
+  /**
+   * The purge book of a store `storeFor` returned, made on first use (for a
+   * shared store it starts reading the purge generation).
+   *
+   * @param store - what `storeFor` returned
+   */
+  bookFor(store: CacheStore): PurgeBook {
+    if (store === this.#lastStore) return this.#lastBook!;
+    let book = this.#books.get(store);
+    if (book === undefined) {
+      const near = store instanceof NearStore ? store : undefined;
+      const behind = near?.store ?? store;
+      const shared = !(behind instanceof MemoryStore || behind instanceof LruCacheStore || behind instanceof Map);
+      book = new PurgeBook(behind, shared, this.#syncMs, () => near?.clear());
+      this.#books.set(store, book);
+    }
+    this.#lastStore = store;
+    this.#lastBook = book;
+    return book;
+  }
+
+  /**
+   * Records a purge in every store this middleware uses: the one its
+   * `cache` option names (opened if need be) and any a response named.
+   *
+   * @param ids - the record ids (purge/book.ts), or `'all'`
+   * @throws whatever a store threw, or its timeout
+   */
+  async purge(ids: readonly string[] | 'all'): Promise<void> {
+    const main = this.storeFor(this.#given ?? undefined);
+    const stores = new Set<CacheStore>(this.#books.keys());
+    if (main !== undefined && !('error' in main)) stores.add(main);
+    for (const store of this.#stores.values()) if (!('failed' in store)) stores.add(store);
+    const bound = async (call: () => unknown): Promise<unknown> => bounded(call, this.#storeTimeoutMs, 'cache purge');
+    await Promise.all([...stores].map((store) => this.bookFor(store).purge(ids, bound)));
   }
 }
 

@@ -11,6 +11,7 @@ import { errorText } from '../../describe.ts';
 import { bounded, boundedAnswer } from '../bounded.ts';
 import type { Forward } from '../cache-status.ts';
 import { decodeEntry, encodeEntry, isFresh, type CacheEntry } from '../entry.ts';
+import type { PurgeBook } from '../purge/book.ts';
 import type { CacheStore } from '../stores/store.ts';
 
 /** One key of one store, and what reading it depends on. */
@@ -27,6 +28,8 @@ export interface Slot {
    * for every other request.
    */
   readonly notBefore: number;
+  /** The purges known for this store (cache/purge/book.ts): a purged entry is a miss. */
+  readonly purges?: PurgeBook;
 }
 
 /** What a lookup found; `at` is the time the entry was found fresh at. */
@@ -89,6 +92,17 @@ function judge(slot: Slot, value: unknown, now: number): Lookup | Promise<Lookup
   const entry = decode(value);
   if (entry === undefined) return { miss: 'miss' };
   if (!isFresh(entry, now) || entry.created < slot.notBefore) return { miss: 'stale' };
+  // Until a purge is known, one property read: a hit allocates nothing for purges.
+  const purges = slot.purges;
+  if (purges !== undefined && purges.active) {
+    const purged = purges.purged(entry.origin, entry.created);
+    if (purged === true) return { miss: 'miss' };
+    if (purged !== false) return purged.then((gone) => (gone ? { miss: 'miss' } : againstDeploy(slot, entry, now)));
+  }
+  return againstDeploy(slot, entry, now);
+}
+
+function againstDeploy(slot: Slot, entry: CacheEntry, now: number): Lookup | Promise<Lookup> {
   // The app script's and templates' newest mtime, as Last-Modified reads it (trusted for mtimeTrustMs);
   // the options carry the template paths, the cache, the logger and the messages the scan needs.
   const newest = recentNewestMtimeMs(slot.options, undefined, now);
