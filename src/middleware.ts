@@ -462,7 +462,13 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
     const state = openState(ctx, config, cache);
     ctx.bufferIsCached = bufferIsCached;
     try {
-      await next();
+      try {
+        await next();
+      } catch (error) {
+        // stale-if-error: a build that threw may be answered from its stale entry (cache/cached.ts).
+        if (state.answerStale?.(ctx, error) !== true) throw error;
+      }
+      if (state.answerStale !== undefined && ctx.response.status >= 500) state.answerStale(ctx, undefined);
       resolveResponseOptions(ctx, state); // sections and ctx.state.buffer have had their say
       // A cache hit the pipeline has answered before, for the very same inputs, is answered as it was then.
       const work = answeredAsPrepared(ctx, state) ? undefined : check(ctx, state, shared); // 1. CHECK
