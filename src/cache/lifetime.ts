@@ -19,9 +19,10 @@ const deltaSeconds = /^"?(\d+)"?$/;
 
 /**
  * The numeric directives of a Cache-Control value, by lowercased name; the
- * first occurrence wins (RFC 9111 4.2.1 leaves duplicates to the cache, and
- * http-cache-semantics keeps the first too). A directive whose value is not
- * delta-seconds is left out, so the option's value applies.
+ * first occurrence wins (RFC 9111 4.2.1: "the first occurrence should be
+ * used"). A directive whose value is not delta-seconds is left out, so the
+ * option's value applies. test/cache/lifetime.test.ts checks it against
+ * http-cache-semantics.
  *
  * @param value - the response's Cache-Control (a string, or the lines of a repeated header)
  */
