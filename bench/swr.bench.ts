@@ -1,7 +1,7 @@
 /**
  * An expired slow page under load, with and without stale-while-revalidate:
  * 2 worker processes sharing a SQLite cache and a FileLock directory, a page
- * whose action takes 1 s and whose entry lives 1 s. Reported: the p99
+ * whose action takes 1 s and whose entry lives 3 s. Reported: the p99
  * latency of 200 requests (50 at a time, over both workers) sent as soon as
  * the entry has expired, against the p99 of the same load on the fresh entry
  * (a plain hit); and how many times the action ran per expiry (the issue's
@@ -41,9 +41,9 @@ interface ServeConfig {
   lockDir: string;
 }
 
-/** How long the action takes, and how long its entry stays fresh, ms. */
+/** How long the action takes, and how long its entry stays fresh, ms (long enough for the hit load to end before it expires). */
 const buildMs = 1000;
-const ttlMs = 1000;
+const ttlMs = 3000;
 
 // --- server side (a child process) -------------------------------------------
 
@@ -173,7 +173,8 @@ async function main(): Promise<void> {
         await get(workers[0]!.port, path); // builds the entry
         const storedAt = Math.max(...workers.map((w) => w.builtAt));
         const hits = await loadOf(workers, path);
-        if (hits.some((h) => h.xCache !== 'HIT')) problems.push(`${mode} rep ${rep}: the hit load was not all hits`);
+        if (hits.some((h) => h.xCache !== 'HIT'))
+          problems.push(`${mode} rep ${rep}: the hit load outlasted the entry's freshness (a loaded machine?)`);
         hitP99[mode].push(
           percentile(
             hits.map((h) => h.ms),
