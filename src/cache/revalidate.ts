@@ -26,7 +26,7 @@ export function revalidatedKey(ctx: Context): string | undefined {
   return (ctx.req as MaybeRevalidation)[revalidationKey];
 }
 
-/** Request headers the refresh does not repeat: a refresh wants the whole page, not a 304 or a range. */
+/** Request headers the refresh does not repeat: it wants the whole page, not a 304 or a range. */
 const notRepeated = new Set([
   'if-none-match',
   'if-modified-since',
@@ -48,11 +48,18 @@ export function revalidate(ctx: Context, runtime: CacheRuntime, key: string): vo
   if (runtime.revalidating.has(key) || runtime.table.has(key)) return;
   runtime.revalidating.add(key);
   runtime.log.debug('log_revalidating', { key });
+  const failed = (error: unknown): void => runtime.log.error('log_revalidate_failed', { key, error: errorText(error) });
+  let request: MaybeRevalidation;
+  try {
+    request = refreshRequest(ctx, key);
+  } catch (error) {
+    runtime.revalidating.delete(key);
+    return failed(error);
+  }
   // A turn later, so the visitor's answer goes first.
-  const request = refreshRequest(ctx, key);
   setImmediate(() => {
     runApplication(ctx, request)
-      .catch((error: unknown) => runtime.log.error('log_revalidate_failed', { key, error: errorText(error) }))
+      .catch(failed)
       .finally(() => runtime.revalidating.delete(key));
   });
 }
