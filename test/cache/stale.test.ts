@@ -25,9 +25,10 @@ interface Site {
   store: Map<string, { value: unknown; ttl: number }>;
 }
 
-/** What the action does on its next run: answer (after `delayMs`), throw, or answer 500. */
+/** What the action does on its next run: answer (after `delayMs`, and `gate` when set), throw, or answer 500. */
 interface Behaviour {
   delayMs: number;
+  gate?: Promise<void>;
   fail?: 'throw' | '500';
   cacheControl?: string;
 }
@@ -54,6 +55,7 @@ async function site(
       count += 1;
       const run = count;
       await sleep(behaviour.delayMs);
+      await behaviour.gate;
       if (behaviour.fail === 'throw') throw new Error(`build ${run} failed`);
       if (behaviour.fail === '500') {
         ctx.status = 500;
@@ -69,6 +71,16 @@ async function site(
   return { server, runs: () => count, log, store: map };
 }
 
+/** A gate for the next build, and the function that opens it. */
+function gate(behaviour: Behaviour): () => void {
+  let open = (): void => undefined;
+  behaviour.gate = new Promise((resolve) => (open = resolve));
+  return open;
+}
+
+/** How many requests wait for the build of this process. */
+const waiting = (log: Site['log']): number => log.count(/^waiting for the request building /);
+
 async function until(condition: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (!condition()) {
@@ -78,7 +90,7 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 }
 
 test('stale-while-revalidate: an expired entry is answered at once, refreshed once in the background, then fresh', async (t) => {
-  const behaviour: Behaviour = { delayMs: 300 };
+  const behaviour: Behaviour = { delayMs: 1500 };
   const { server, runs, log } = await site(t, { cacheDuration: 1, cacheStaleWhileRevalidate: 10 }, behaviour);
   t.is((await server.request('/')).body.toString(), '<!doctype html><p>build 1</p>');
   await sleep(1100);
@@ -91,7 +103,7 @@ test('stale-while-revalidate: an expired entry is answered at once, refreshed on
     t.regex(answer.headers['cache-status']!, /^koa-buffer; hit; fwd=stale; ttl=-\d+$/);
     t.is(answer.body.toString(), '<!doctype html><p>build 1</p>', 'the stale page');
   }
-  t.true(took < 250, `answered without waiting for the 300 ms build (${took} ms)`);
+  t.true(took < 1000, `answered without waiting for the 1.5 s build (${took} ms)`);
   await until(() => runs() === 2, 'the refresh began');
   await sleep(behaviour.delayMs + 100); // the refresh builds for delayMs, then stores
   const fresh = await server.request('/');
@@ -156,7 +168,11 @@ for (const fail of ['throw', '500'] as const) {
     await server.request('/');
     await sleep(1100);
     behaviour.fail = fail;
-    const answers = await Promise.all(Array.from({ length: 5 }, () => server.request('/')));
+    const open = gate(behaviour);
+    const pending = Promise.all(Array.from({ length: 5 }, () => server.request('/')));
+    await until(() => waiting(log) === 4, 'four requests wait for the build');
+    open();
+    const answers = await pending;
     t.is(runs(), 2, 'one build for all');
     const statuses = answers.map((a) => a.headers['cache-status']).sort();
     for (const answer of answers) {
@@ -177,28 +193,34 @@ test('stale-if-error: waiters whose build outlasts cacheLockTimeout are answered
   const { server, runs } = await site(t, { cacheDuration: 1, cacheStaleIfError: 60, cacheLockTimeout: 0.3 }, behaviour);
   await server.request('/');
   await sleep(1100);
-  behaviour.delayMs = 800;
+  const open = gate(behaviour);
   const started = Date.now();
-  const [builder, ...waiters] = await Promise.all(
-    Array.from({ length: 4 }, (_, i) => sleep(i * 20).then(() => server.request('/'))),
-  );
+  const builderAnswer = server.request('/');
+  await until(() => runs() === 2, 'the build began');
+  const waiters = await Promise.all(Array.from({ length: 3 }, () => server.request('/')));
+  t.true(Date.now() - started >= 300, 'the waiters waited cacheLockTimeout');
+  open();
+  const builder = await builderAnswer;
   for (const waiter of waiters) {
     t.is(waiter.headers['x-cache'], 'STALE');
     t.regex(waiter.headers['cache-status']!, /; detail=TIMEOUT$/);
     t.is(waiter.body.toString(), '<!doctype html><p>build 1</p>');
   }
-  t.true(Date.now() - started >= 700, 'the builder itself waits for its page');
-  t.is(builder!.body.toString(), '<!doctype html><p>build 2</p>');
+  t.is(builder.body.toString(), '<!doctype html><p>build 2</p>');
   t.is(runs(), 2);
 });
 
 test('stale-if-error: without the window a failed build is a 503 for waiters, as before', async (t) => {
-  const behaviour: Behaviour = { delayMs: 100 };
-  const { server } = await site(t, { cacheDuration: 1 }, behaviour);
+  const behaviour: Behaviour = { delayMs: 10 };
+  const { server, log } = await site(t, { cacheDuration: 1 }, behaviour);
   await server.request('/');
   await sleep(1100);
   behaviour.fail = 'throw';
-  const answers = await Promise.all(Array.from({ length: 3 }, () => server.request('/')));
+  const open = gate(behaviour);
+  const pending = Promise.all(Array.from({ length: 3 }, () => server.request('/')));
+  await until(() => waiting(log) === 2, 'two requests wait for the build');
+  open();
+  const answers = await pending;
   t.deepEqual(answers.map((a) => a.status).sort(), [500, 503, 503]);
 });
 
