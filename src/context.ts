@@ -19,8 +19,9 @@ import {
   type WithRequestState,
 } from './cache/request-state.ts';
 import type { ResolvedOptions } from './options.ts';
+import type { BufferIsCachedOptions } from './cache/cached.ts';
 
-export type { StoreableResponse };
+export type { StoreableResponse, BufferIsCachedOptions };
 
 declare module 'koa' {
   interface DefaultContext {
@@ -30,13 +31,16 @@ declare module 'koa' {
      * request now waiting for another one building it): the action should
      * then just return. False when the action must do its work.
      *
+     * `overrides` set this response's cache duration and tags, as
+     * koa-cash's `ctx.cashed(maxAge)` does; they are kept in `ctx.state.buffer`.
+     *
      * @example
      * app.use(async (ctx) => {
-     *   if (await ctx.bufferIsCached()) return;
+     *   if (await ctx.bufferIsCached({ cacheDuration: '1 hour' })) return;
      *   ctx.body = await slowReport();
      * });
      */
-    bufferIsCached(): Promise<boolean>;
+    bufferIsCached(overrides?: BufferIsCachedOptions): Promise<boolean>;
   }
 }
 
@@ -61,6 +65,7 @@ export function openState(ctx: Context, config: ResolvedOptions, cache?: CacheRu
     options: config,
     replayed: false,
     storeEntry: undefined,
+    answerStale: undefined,
     onFinish: [],
     cache,
     cacheAnswer: undefined,

@@ -29,7 +29,7 @@ export type { MediaTypeList, MediaTypeOption, MediaTypePredicate } from './respo
 // Re-exporting from switches.ts also carries its augmentation of Koa's context (ctx.compress) into the declarations.
 export type { CompressSwitch } from './response/switches.ts';
 // Re-exporting from context.ts also carries its augmentation of Koa's context (ctx.bufferIsCached) into the declarations.
-export type { StoreableResponse } from './context.ts';
+export type { StoreableResponse, BufferIsCachedOptions } from './context.ts';
 export { FileLock, RedisLock, MemoryLock, Lock } from './locks/index.ts';
 export type {
   FileLockGuard,

@@ -502,7 +502,13 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
     const state = openState(ctx, config, cache);
     ctx.bufferIsCached = bufferIsCached;
     try {
-      await next();
+      try {
+        await next();
+      } catch (error) {
+        // stale-if-error: a build that threw may be answered from its stale entry (cache/cached.ts).
+        if (state.answerStale?.(ctx, error) !== true) throw error;
+      }
+      if (state.answerStale !== undefined && ctx.response.status >= 500) state.answerStale(ctx, undefined);
       resolveResponseOptions(ctx, state); // sections and ctx.state.buffer have had their say
       takeTagHeader(ctx.res, state); // stored with the entry, never sent
       // A cache hit the pipeline has answered before, for the very same inputs, is answered as it was then.

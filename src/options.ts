@@ -108,6 +108,17 @@ export interface BufferOptions {
   /** Seconds or a duration string. @defaultValue '10 minutes' */
   cacheDuration?: number | string;
   /**
+   * Seconds (or a duration string) an entry past its TTL is still answered at
+   * once, as `X-Cache: STALE`, while one background refresh per key rebuilds it
+   * (RFC 5861). @defaultValue 0
+   */
+  cacheStaleWhileRevalidate?: number | string;
+  /**
+   * Seconds (or a duration string) an entry past its TTL is answered instead
+   * of an error when its rebuild throws, times out or answers 5xx (RFC 5861). @defaultValue 0
+   */
+  cacheStaleIfError?: number | string;
+  /**
    * What a request's `Cache-Control: no-cache` (or no-store, private,
    * max-age=0, or `Pragma: no-cache` without Cache-Control) does: 'ignore'
    * (answered as any request, so no client can switch the stampede
@@ -207,6 +218,10 @@ export interface ResolvedOptions {
   cacheHosts: ReadonlySet<string> | undefined;
   /** Seconds. */
   cacheDuration: number;
+  /** Seconds. */
+  cacheStaleWhileRevalidate: number;
+  /** Seconds. */
+  cacheStaleIfError: number;
   cacheRequestNoCache: 'ignore' | 'refresh' | 'bypass';
   cacheKey: string | ((ctx: Context) => string | undefined | null) | undefined;
   cacheSingleFlight: boolean;
@@ -254,6 +269,8 @@ const defaults: Omit<ResolvedOptions, 'messages' | 'logger' | 'encodings'> = {
   cacheMemoryBytes: 64 * 1024 * 1024,
   cacheHosts: undefined,
   cacheDuration: 600,
+  cacheStaleWhileRevalidate: 0,
+  cacheStaleIfError: 0,
   cacheRequestNoCache: 'ignore',
   cacheKey: undefined,
   cacheSingleFlight: true,
@@ -335,6 +352,11 @@ const rules: Record<keyof BufferOptions, Rule> = {
   },
   cacheMemoryBytes: { key: 'option_cache_memory_bytes', ok: (v) => isNil(v) || (isNonNegativeInteger(v) && v > 0) },
   cacheDuration: { key: 'option_cache_duration', ok: (v) => isNil(v) || isPositiveDuration(v) },
+  cacheStaleIfError: { key: 'option_cache_stale_if_error', ok: (v) => isNil(v) || parseDuration(v) !== undefined },
+  cacheStaleWhileRevalidate: {
+    key: 'option_cache_stale_while_revalidate',
+    ok: (v) => isNil(v) || parseDuration(v) !== undefined,
+  },
   cacheKey: { key: 'option_cache_key', ok: (v) => isNil(v) || typeof v === 'string' || typeof v === 'function' },
   cacheLock: { key: 'option_cache_lock', ok: (v) => isNil(v) || hasMethods(v, 'acquire', 'release') },
   cacheLockDir: { key: 'option_cache_lock_dir', ok: (v) => isNil(v) || (typeof v === 'string' && v !== '') },
@@ -488,6 +510,8 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     cacheMemoryBytes: o.cacheMemoryBytes ?? defaults.cacheMemoryBytes,
     cacheHosts: isNil(o.cacheHosts) ? undefined : hostSet(o.cacheHosts),
     cacheDuration: isNil(o.cacheDuration) ? defaults.cacheDuration : parseDuration(o.cacheDuration)!,
+    cacheStaleWhileRevalidate: parseDuration(o.cacheStaleWhileRevalidate) ?? defaults.cacheStaleWhileRevalidate,
+    cacheStaleIfError: parseDuration(o.cacheStaleIfError) ?? defaults.cacheStaleIfError,
     cacheRequestNoCache: o.cacheRequestNoCache ?? defaults.cacheRequestNoCache,
     cacheKey: o.cacheKey ?? undefined,
     cacheSingleFlight: flagOption('cacheSingleFlight'),
@@ -601,6 +625,8 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
   varyBy: (v) => (Array.isArray(v) ? v.filter((h) => typeof h === 'string').map(varyEntry) : []),
   cacheLockTimeout: (v) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : defaultCacheLockTimeout),
   cacheDuration: (v) => parseDuration(v) ?? defaults.cacheDuration,
+  cacheStaleWhileRevalidate: (v) => parseDuration(v) ?? defaults.cacheStaleWhileRevalidate,
+  cacheStaleIfError: (v) => parseDuration(v) ?? defaults.cacheStaleIfError,
   cacheMaxSize: (v) => (typeof v === 'number' && v > 0 ? v : defaults.cacheMaxSize),
   cache: (v) => (v === false || v === null ? undefined : v),
   cacheKey: (v) => (v === null ? undefined : v),

@@ -13,6 +13,7 @@ import { indexPage } from './pages/index.ts';
 import { styleSheet } from './pages/layout.ts';
 import { productsApi } from './pages/products.ts';
 import { reportPage } from './pages/report.ts';
+import { stalePage } from './pages/stale.ts';
 import type { Settings } from './settings.ts';
 
 const pagesDir = fileURLToPath(new URL('./pages/', import.meta.url));
@@ -82,6 +83,7 @@ export function createApp(settings: Settings, lifecycle: Lifecycle): Koa {
       '/article': articlePage,
       '/api/products': productsApi,
       '/report': reportPage(settings.buildLog),
+      '/stale': stalePage(settings.buildLog),
       '/hello': helloPage,
       '/hello/choose': chooseLanguage,
       '/download': downloadPage(settings.downloadFile),

@@ -80,6 +80,17 @@ export const capabilities: readonly Capability[] = [
       `seq 6 | xargs -P6 -I{} curl -s -o /dev/null -w '%header{x-cache} %header{x-worker} in %{time_total}s\\n' "${base}/report?run=$(date +%s)"`,
   },
   {
+    name: 'stale while revalidate',
+    path: '/stale',
+    explains:
+      'A one-second page fresh for 5 seconds (its own Cache-Control: s-maxage=5, stale-while-revalidate=60). ' +
+      'After that every request is answered at once with the stale page (X-Cache: STALE) while one worker rebuilds it ' +
+      'in the background: one build per expiry, however many requests. Run the command, wait 6 seconds, run it twice more.',
+    headers: ['X-Cache', 'Cache-Status', 'Cache-Control'],
+    curl: (base) =>
+      `seq 6 | xargs -P6 -I{} curl -s -o /dev/null -w '%header{x-cache} %header{cache-status} in %{time_total}s\\n' ${base}/stale`,
+  },
+  {
     name: 'a page per language (varyBy)',
     path: '/hello',
     explains:

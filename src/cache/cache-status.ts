@@ -12,6 +12,16 @@
  * | built, not storable                            | `koa-buffer; fwd=uri-miss; detail=SET-COOKIE`  | MISS    |
  * | answered from another request's build          | `koa-buffer; fwd=miss; collapsed`              | HIT     |
  * | waited, the build failed: 503                  | `koa-buffer; fwd=miss; collapsed; detail=TIMEOUT` | MISS |
+ * | past its TTL, within stale-while-revalidate    | `koa-buffer; hit; fwd=stale; ttl=-N`           | STALE   |
+ * | the build failed, within stale-if-error        | `koa-buffer; hit; fwd=stale; ttl=-N; detail=ERROR` | STALE |
+ * | the build answered 500, within stale-if-error  | `koa-buffer; hit; fwd=stale; fwd-status=500; ttl=-N; detail=STATUS` | STALE |
+ *
+ * A stale answer is a `hit` (RFC 9211 2.1: the response came from the cache)
+ * with `fwd=stale` (2.2: the entry was stale, so the cache went to the
+ * action) and a negative `ttl` (2.4: how long ago freshness ended). For a
+ * stale-if-error answer, `detail` (2.8) names why the fresh response could
+ * not be used (ERROR, TIMEOUT, NO-ENTRY, LOCK-ERROR, STATUS), and
+ * `fwd-status` (2.3) the status the action answered.
  */
 import type { Context } from 'koa';
 
@@ -72,4 +82,20 @@ export function statusCollapsed(ctx: Context): void {
 /** Waited for another request's build, which failed for `detail`; the answer is a 503 (or the action runs). */
 export function statusCollapsedFailed(ctx: Context, detail: string): void {
   put(ctx, `${cacheName}; fwd=miss; collapsed; detail=${detail}`);
+}
+
+/** Seconds since freshness ended, as a negative ttl (RFC 9211 2.4); at least one second, so never `-0`. */
+function staleTtl(overMs: number): number {
+  return -Math.max(1, Math.ceil(overMs / 1000));
+}
+
+/** An entry past its TTL was answered while a background refresh runs; `overMs` is how long it has been stale. */
+export function statusStale(ctx: Context, overMs: number): void {
+  put(ctx, `${cacheName}; hit; fwd=stale; ttl=${staleTtl(overMs)}`);
+}
+
+/** An entry past its TTL was answered because its build failed for `detail` (with the action's 5xx `status`). */
+export function statusStaleOnError(ctx: Context, overMs: number, detail: string, status?: number): void {
+  const forwarded = status === undefined ? '' : `; fwd-status=${status}`;
+  put(ctx, `${cacheName}; hit; fwd=stale${forwarded}; ttl=${staleTtl(overMs)}; detail=${detail}`);
 }

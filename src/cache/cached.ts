@@ -8,13 +8,19 @@
  *   if a bypass rule applies (no cache, POST, …)      → false   fwd=bypass
  *   look the key up; the store failed                 → false   fwd=bypass; detail=STORE-ERROR
  *   a fresh entry                                     → replay, true   hit
+ *   past its TTL, within stale-while-revalidate       → replay, refresh in the background, true   fwd=stale
  *   miss, X-Cache: MISS; single flight off            → false, store when complete
  *   a flight of this key in this process              → wait for it, true   collapsed (or 503)
  *   open a flight; the lock says another process      → watch the store, true
  *   else (lock taken, failed, or none): read again    → replay, true — or build: false
+ *
+ * A build or a wait that fails while an entry within its stale-if-error
+ * window was found is answered from that entry (docs/architecture.md, "Stale entries").
  */
 import type { Context } from 'koa';
 import { errorText } from '../describe.ts';
+import { BufferOptionError } from '../errors.ts';
+import type { Messages } from '../messages.ts';
 import type { ResolvedOptions } from '../options.ts';
 import { resolveResponseOptions } from '../per-response.ts';
 import { bypassReason, requestRefusesStored } from './bypass.ts';
@@ -25,13 +31,18 @@ import {
   statusHit,
   statusMiss,
   statusNotStored,
+  statusStale,
+  statusStaleOnError,
   statusStored,
   type Forward,
 } from './cache-status.ts';
 import { remainingMs, type CacheEntry } from './entry.ts';
 import { Flight, type FlightFailure, type Outcome } from './flight/flight.ts';
 import { cacheKeyOf } from './key.ts';
+import { parseDuration } from '../duration.ts';
 import { lookup, seal, write, type Lookup, type Slot } from './hit/lookup.ts';
+import { lifetimeOf, storeMs, type Lifetime } from './lifetime.ts';
+import { revalidate, revalidatedKey } from './revalidate.ts';
 import { replayEntry, retryLater } from './hit/replay.ts';
 import {
   requestStateKey,
@@ -57,6 +68,16 @@ interface Visit {
   readonly since: number;
   /** This process's purge count then (cache/purge/book.ts). */
   readonly purgesSeen: number;
+  /** An entry past its TTL within its stale-if-error window, answered if the build fails. */
+  fallback: CacheEntry | undefined;
+}
+
+/** Per-call overrides of `ctx.bufferIsCached()`, as koa-cash's `ctx.cashed(maxAge)`. */
+export interface BufferIsCachedOptions {
+  /** Seconds or a duration string this response stays fresh in the cache, over `cacheDuration` and its Cache-Control. */
+  cacheDuration?: number | string;
+  /** Tags of this response's entry, kept in `ctx.state.buffer.cacheTags`. */
+  cacheTags?: string[];
 }
 
 /**
@@ -64,11 +85,46 @@ interface Visit {
  * so installing it allocates nothing). The first call decides; a later call
  * returns the same answer and changes nothing.
  */
-export function bufferIsCached(this: Context): Promise<boolean> {
+export function bufferIsCached(this: Context, overrides?: BufferIsCachedOptions): Promise<boolean> {
   const state = (this as WithRequestState)[requestStateKey];
   if (!state || state.cache === undefined) return Promise.resolve(false);
+  if (overrides !== undefined && state.cacheAnswer === undefined) {
+    try {
+      override(this, overrides, state.cache.log.messages);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+  }
   state.cacheAnswer ??= isCached(this, state, state.cache);
   return state.cacheAnswer;
+}
+
+/**
+ * Lays the per-call overrides over `ctx.state.buffer`, where every
+ * per-response option lives (and where the tags are read from), unless that
+ * turns koa-buffer off for this response.
+ *
+ * @throws BufferOptionError `cached_overrides` for an argument that is not `{cacheDuration, cacheTags}`
+ */
+function override(ctx: Context, overrides: BufferIsCachedOptions, messages: Messages): void {
+  const refuse = (problem: string): never => {
+    throw new BufferOptionError('cached_overrides', { problem }, messages);
+  };
+  if (overrides === null || typeof overrides !== 'object' || Array.isArray(overrides))
+    refuse('the argument is not an object');
+  const { cacheDuration, cacheTags } = overrides;
+  if (cacheDuration !== undefined && !((parseDuration(cacheDuration) ?? 0) > 0))
+    refuse('cacheDuration is not a positive duration');
+  if (cacheTags !== undefined && !(Array.isArray(cacheTags) && cacheTags.every((tag) => typeof tag === 'string')))
+    refuse('cacheTags is not an array of strings');
+  const stash: unknown = ctx.state.buffer;
+  if (stash === 0 || stash === false || stash === '') return; // koa-buffer is off for this response
+  const values = stash !== null && typeof stash === 'object' ? (stash as Record<string, unknown>) : {};
+  ctx.state.buffer = {
+    ...values,
+    ...(cacheDuration === undefined ? {} : { cacheDuration }),
+    ...(cacheTags === undefined ? {} : { cacheTags }),
+  };
 }
 
 /**
@@ -107,9 +163,11 @@ function decide(ctx: Context, state: CacheRequestState, runtime: CacheRuntime): 
   const store = runtime.storeFor(options.cache);
   if (store === undefined) return bypassed(ctx, 'CACHE-OFF');
   if ('error' in store) return bypassed(ctx, 'STORE-ERROR');
+  // A stale-while-revalidate refresh (revalidate.ts) rebuilds the key of the visitor that started it.
+  const revalidating = revalidatedKey(ctx);
   let key: string;
   try {
-    key = cacheKeyOf(ctx, options);
+    key = revalidating ?? cacheKeyOf(ctx, options);
   } catch (error) {
     runtime.log.error('log_cache_key_failed', { error: errorText(error) });
     return bypassed(ctx, 'KEY-ERROR');
@@ -118,7 +176,8 @@ function decide(ctx: Context, state: CacheRequestState, runtime: CacheRuntime): 
   const refresh = options.cacheRequestNoCache === 'refresh' && requestRefusesStored(ctx.request.headers);
   const purges = runtime.bookFor(store);
   const slot: Slot = { store, key, options, log: runtime.log, notBefore: refresh ? now : 0, purges };
-  const visit: Visit = { state, runtime, options, slot, since: now, purgesSeen: purges.sequence };
+  const visit: Visit = { state, runtime, options, slot, since: now, purgesSeen: purges.sequence, fallback: undefined };
+  if (revalidating !== undefined) return fly(ctx, visit, 'stale');
   if (refresh) return afterLookup(ctx, visit, refreshing);
   const seen = lookup(slot, now);
   return seen instanceof Promise ? seen.then((found) => afterLookup(ctx, visit, found)) : afterLookup(ctx, visit, seen);
@@ -131,6 +190,8 @@ function afterLookup(ctx: Context, visit: Visit, seen: Lookup): boolean | Promis
     return bypassed(ctx, 'STORE-ERROR');
   }
   if ('found' in seen) return hit(ctx, visit, seen.found, seen.at);
+  if ('stale' in seen) return staleHit(ctx, visit, seen.stale, seen.at);
+  visit.fallback = seen.fallback;
   ctx.response.set('x-cache', 'MISS');
   statusMiss(ctx, seen.miss);
   if (!options.cacheSingleFlight) return solo(visit, seen.miss);
@@ -162,6 +223,17 @@ function hit(ctx: Context, visit: Visit, entry: CacheEntry, at: number): true {
     state.preparedKey = slot.key;
     state.preparedEntry = entry;
   }
+  return true;
+}
+
+/** An entry past its TTL within its stale-while-revalidate window: replayed at once, and refreshed in the background. */
+function staleHit(ctx: Context, visit: Visit, entry: CacheEntry, at: number): true {
+  const { state, runtime, slot } = visit;
+  replayEntry(ctx, state, entry);
+  ctx.res.setHeader('x-cache', 'STALE');
+  statusStale(ctx, at - entry.expires);
+  runtime.log.debug('log_cache_stale', { key: slot.key });
+  revalidate(ctx, runtime, slot.key);
   return true;
 }
 
@@ -227,16 +299,38 @@ function build(visit: Visit, flight: Flight, forward: Forward): void {
   const { state, runtime, options, slot } = visit;
   runtime.log.debug('log_building', { key: slot.key });
   let handedOver = false;
+  let answeredStale = false;
+  const fallback = visit.fallback;
+  if (fallback !== undefined)
+    state.answerStale = (ctx, error) => {
+      const status = ctx.response.status;
+      if (error === undefined && status < 500) return false;
+      answeredStale = true;
+      const detail = error === undefined ? 'STATUS' : 'ERROR';
+      runtime.log.error('log_stale_if_error', {
+        key: slot.key,
+        detail: error === undefined ? `status ${status}` : errorText(error),
+      });
+      // Nothing of the failed response is kept, as Koa's own error answer keeps nothing.
+      for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
+      replayEntry(ctx, state, fallback);
+      ctx.res.setHeader('x-cache', 'STALE');
+      statusStaleOnError(ctx, Date.now() - fallback.expires, detail, error === undefined ? status : undefined);
+      // The waiters answer from their own stale entries (see waitFailed).
+      flight.settle({ failure: serverError });
+      return true;
+    };
   state.storeEntry = async (response, ctx) => {
     handedOver = true;
     const reason = notStorableReason(response, options);
     if (reason !== undefined) {
       statusNotStored(ctx, reason);
       runtime.log.debug('log_not_stored', { key: slot.key, reason });
-      flight.settle({ failure: reason });
+      flight.settle({ failure: reason === 'STATUS' && response.status >= 500 ? serverError : reason });
       return;
     }
-    const made = withOrigin(ctx, visit, entryOf(response, options.cacheDuration));
+    const lifetime = lifetimeFor(ctx, response, options);
+    const made = withOrigin(ctx, visit, entryOf(response, lifetime));
     if (made === undefined) {
       flight.settle({ failure: 'TAG' });
       return;
@@ -245,7 +339,7 @@ function build(visit: Visit, flight: Flight, forward: Forward): void {
     // Waiters in this process are answered now, before the store is written to.
     flight.settle({ entry: sealed.entry, vary: builderVary(ctx, sealed.entry, options.varyBy) });
     if (purgedMeanwhile(ctx, visit, sealed.entry)) return void (await flight.close());
-    const stored = await write(slot, sealed.value, options.cacheDuration * 1000);
+    const stored = await write(slot, sealed.value, storeMs(lifetime));
     // A refresh replaced an entry other processes may hold in their near caches.
     if (stored && slot.notBefore > 0) await slot.purges?.announce();
     if (stored) statusStored(ctx, forward);
@@ -254,7 +348,7 @@ function build(visit: Visit, flight: Flight, forward: Forward): void {
     await flight.close();
   };
   state.onFinish.push(async (ctx) => {
-    if (!handedOver) {
+    if (!handedOver && !answeredStale) {
       // STORE never ran: the action threw, or CHECK left the response alone.
       const detail: FlightFailure = state.failed ? 'ERROR' : 'NOT-BUFFERED';
       statusNotStored(ctx, detail);
@@ -293,6 +387,31 @@ function purgedMeanwhile(ctx: Context, visit: Visit, entry: CacheEntry): boolean
   return true;
 }
 
+/** The failure a build that answered 5xx ends its flight with: its waiters may answer stale. */
+const serverError = 'SERVER-ERROR';
+
+/** Flight failures after which a waiter holding an entry within its stale-if-error window answers it. */
+const failedBuild = new Set<FlightFailure>(['TIMEOUT', 'ERROR', 'NO-ENTRY', 'LOCK-ERROR', serverError]);
+
+/**
+ * The entry's TTL and stale windows: a value set for this response
+ * (`ctx.state.buffer`, `ctx.bufferIsCached({cacheDuration})`) first, then
+ * the response's Cache-Control, then the options (lifetime.ts).
+ */
+function lifetimeFor(ctx: Context, response: StoreableResponse, options: ResolvedOptions): Lifetime {
+  const fromResponse = lifetimeOf(response.headers['cache-control'], options);
+  const stash: unknown = ctx.state.buffer;
+  if (stash === null || typeof stash !== 'object') return fromResponse;
+  const set = (name: string): boolean => (stash as Record<string, unknown>)[name] !== undefined;
+  return {
+    ttl: set('cacheDuration') ? options.cacheDuration : fromResponse.ttl,
+    staleWhileRevalidate: set('cacheStaleWhileRevalidate')
+      ? options.cacheStaleWhileRevalidate
+      : fromResponse.staleWhileRevalidate,
+    staleIfError: set('cacheStaleIfError') ? options.cacheStaleIfError : fromResponse.staleIfError,
+  };
+}
+
 /** The builder's request headers its response varies on; Cookie not when the key holds the cookies that count. */
 function builderVary(
   ctx: Context,
@@ -327,7 +446,15 @@ function answer(ctx: Context, visit: Visit, outcome: Outcome): boolean {
 
 /** The build waited for gave nothing this request may have: 503, or with cacheWaitFailure 'run' the action runs. */
 function waitFailed(ctx: Context, visit: Visit, detail: FlightFailure): boolean {
-  const { runtime, options, slot } = visit;
+  const { runtime, options, slot, fallback } = visit;
+  if (fallback !== undefined && failedBuild.has(detail)) {
+    // stale-if-error: the entry found past its TTL is better than a 503.
+    replayEntry(ctx, visit.state, fallback);
+    ctx.res.setHeader('x-cache', 'STALE');
+    statusStaleOnError(ctx, Date.now() - fallback.expires, detail);
+    runtime.log.debug('log_stale_if_error', { key: slot.key, detail });
+    return true;
+  }
   statusCollapsedFailed(ctx, detail);
   if (options.cacheWaitFailure === 'run') return solo(visit, 'miss');
   runtime.log.debug('log_gave_up', { key: slot.key });
@@ -349,11 +476,12 @@ function solo(visit: Visit, forward: Forward): false {
       visit.runtime.log.debug('log_not_stored', { key: slot.key, reason });
       return;
     }
-    const made = withOrigin(ctx, visit, entryOf(response, options.cacheDuration));
+    const lifetime = lifetimeFor(ctx, response, options);
+    const made = withOrigin(ctx, visit, entryOf(response, lifetime));
     if (made === undefined) return;
     const sealed = seal(made);
     if (purgedMeanwhile(ctx, visit, sealed.entry)) return;
-    if (await write(slot, sealed.value, options.cacheDuration * 1000)) statusStored(ctx, forward);
+    if (await write(slot, sealed.value, storeMs(lifetime))) statusStored(ctx, forward);
     else statusNotStored(ctx, 'STORE-ERROR');
   };
   state.onFinish.push((ctx) => {

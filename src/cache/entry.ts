@@ -4,20 +4,25 @@
  * keeps losslessly, that a store without TTL support still expires (the
  * expiry is inside), and that a replayed hit can use without copying the body.
  *
- * Layout, version 1 (little-endian):
+ * Layout, version 2 (little-endian):
  *
  * | offset | size | field                                  |
  * |-------:|-----:|----------------------------------------|
  * |      0 |    4 | magic `KBCE`                           |
- * |      4 |    1 | version (1)                            |
+ * |      4 |    1 | version (2)                            |
  * |      5 |    1 | flags: bit 0, the JSON is `[headers, origin]` |
  * |      6 |    2 | status (uint16)                        |
  * |      8 |    8 | created, ms since the epoch (float64)  |
  * |     16 |    8 | expires, ms since the epoch (float64)  |
  * |     24 |    4 | byte length H of the headers (uint32)  |
  * |     28 |    4 | byte length B of the body (uint32)     |
- * |     32 |    H | headers as UTF-8 JSON                  |
- * |   32+H |    B | body                                   |
+ * |     32 |    8 | stale-while-revalidate window, ms (float64) |
+ * |     40 |    8 | stale-if-error window, ms (float64)    |
+ * |     48 |    H | headers as UTF-8 JSON                  |
+ * |   48+H |    B | body                                   |
+ *
+ * Version 1 (written before the stale windows existed) is the same without
+ * the two windows, its headers at offset 32; it is still read, with windows of 0.
  *
  * Flag bit 0 marks an entry that knows where it came from (its purge tags,
  * host, path and build start, docs/decisions.md "Purge by ban records"): the
@@ -44,6 +49,16 @@ export interface CacheEntry {
   created: number;
   /** When the entry stops being fresh, in milliseconds since the epoch. */
   expires: number;
+  /**
+   * Milliseconds after `expires` during which the entry is answered stale while
+   * one background refresh rebuilds it (RFC 5861 stale-while-revalidate). 0 or absent: none.
+   */
+  staleWhileRevalidate?: number;
+  /**
+   * Milliseconds after `expires` during which the entry is answered instead of
+   * a failed rebuild (RFC 5861 stale-if-error). 0 or absent: none.
+   */
+  staleIfError?: number;
   /** What a purge matches the entry by; absent on entries stored without it. */
   origin?: EntryOrigin;
 }
@@ -61,8 +76,11 @@ export interface EntryOrigin {
 }
 
 const MAGIC = 0x4543424b; // 'KBCE' read as a little-endian uint32
-const VERSION = 1;
-const HEADER_SIZE = 32;
+const VERSION = 2;
+const HEADER_SIZE = 48;
+/** The first format, without the stale windows: still read. */
+const VERSION_1 = 1;
+const HEADER_SIZE_1 = 32;
 const MAX_LENGTH = 0xffff_ffff;
 
 /**
@@ -85,6 +103,8 @@ export function encodeEntry(entry: CacheEntry): Buffer {
   if (entry === null || typeof entry !== 'object')
     throw new TypeError(`cache entry must be an object, got ${describeValue(entry)}`);
   const { status, headers, body, created, expires } = entry;
+  const staleWhileRevalidate = entry.staleWhileRevalidate ?? 0;
+  const staleIfError = entry.staleIfError ?? 0;
   if (!Number.isInteger(status) || status < 100 || status > 999) {
     throw new RangeError(`cache entry status must be an integer from 100 to 999, got ${describeValue(status)}`);
   }
@@ -92,6 +112,10 @@ export function encodeEntry(entry: CacheEntry): Buffer {
     throw new TypeError(`cache entry created must be a finite number of ms, got ${describeValue(created)}`);
   if (!Number.isFinite(expires))
     throw new TypeError(`cache entry expires must be a finite number of ms, got ${describeValue(expires)}`);
+  if (!isWindow(staleWhileRevalidate) || !isWindow(staleIfError))
+    throw new TypeError(
+      `cache entry stale windows must be finite non-negative ms, got ${describeValue(staleWhileRevalidate)} and ${describeValue(staleIfError)}`,
+    );
   if (!(body instanceof Uint8Array))
     throw new TypeError(`cache entry body must be a Buffer, got ${describeValue(body)}`);
   checkHeaders(headers);
@@ -111,6 +135,8 @@ export function encodeEntry(entry: CacheEntry): Buffer {
   out.writeDoubleLE(expires, 16);
   out.writeUInt32LE(json.length, 24);
   out.writeUInt32LE(body.byteLength, 28);
+  out.writeDoubleLE(staleWhileRevalidate, 32);
+  out.writeDoubleLE(staleIfError, 40);
   json.copy(out, HEADER_SIZE);
   out.set(body, HEADER_SIZE + json.length);
   return out;
@@ -135,19 +161,25 @@ export function encodeEntry(entry: CacheEntry): Buffer {
  */
 export function decodeEntry(value: unknown): CacheEntry | undefined {
   const bytes = asBytes(value);
-  if (bytes === undefined || bytes.length < HEADER_SIZE) return undefined;
-  if (bytes.readUInt32LE(0) !== MAGIC || bytes.readUInt8(4) !== VERSION) return undefined;
+  if (bytes === undefined || bytes.length < HEADER_SIZE_1 || bytes.readUInt32LE(0) !== MAGIC) return undefined;
+  const version = bytes.readUInt8(4);
+  if (version !== VERSION && version !== VERSION_1) return undefined;
+  const start = version === VERSION ? HEADER_SIZE : HEADER_SIZE_1;
+  if (bytes.length < start) return undefined;
   const status = bytes.readUInt16LE(6);
   const created = bytes.readDoubleLE(8);
   const expires = bytes.readDoubleLE(16);
   const headersLength = bytes.readUInt32LE(24);
   const bodyLength = bytes.readUInt32LE(28);
-  if (HEADER_SIZE + headersLength + bodyLength !== bytes.length) return undefined;
+  if (start + headersLength + bodyLength !== bytes.length) return undefined;
   if (status < 100 || status > 999 || !Number.isFinite(created) || !Number.isFinite(expires)) return undefined;
+  const staleWhileRevalidate = version === VERSION ? bytes.readDoubleLE(32) : 0;
+  const staleIfError = version === VERSION ? bytes.readDoubleLE(40) : 0;
+  if (!isWindow(staleWhileRevalidate) || !isWindow(staleIfError)) return undefined;
 
   let headers: unknown;
   try {
-    headers = JSON.parse(bytes.toString('utf8', HEADER_SIZE, HEADER_SIZE + headersLength));
+    headers = JSON.parse(bytes.toString('utf8', start, start + headersLength));
   } catch {
     return undefined;
   }
@@ -158,10 +190,10 @@ export function decodeEntry(value: unknown): CacheEntry | undefined {
     headers = headers[0];
   }
   if (!validHeaders(headers)) return undefined;
-  const body = bytes.subarray(HEADER_SIZE + headersLength);
+  const body = bytes.subarray(start + headersLength);
   return origin === undefined
-    ? { status, headers, body, created, expires }
-    : { status, headers, body, created, expires, origin };
+    ? { status, headers, body, created, expires, staleWhileRevalidate, staleIfError }
+    : { status, headers, body, created, expires, staleWhileRevalidate, staleIfError, origin };
 }
 
 /**
@@ -188,6 +220,11 @@ export function isFresh(entry: CacheEntry, now: number = Date.now()): boolean {
  */
 export function remainingMs(entry: CacheEntry, now: number = Date.now()): number {
   return Math.max(0, entry.expires - now);
+}
+
+/** A stale window: a finite, non-negative number of ms. */
+function isWindow(ms: number): boolean {
+  return Number.isFinite(ms) && ms >= 0;
 }
 
 /** The bytes of `value`, without copying where they already are bytes. */

@@ -46,6 +46,12 @@ export interface CacheRequestState {
    * flight or a lock never keeps a whole request alive.
    */
   storeEntry: ((entry: StoreableResponse, ctx: Context) => void | Promise<void>) | undefined;
+  /**
+   * Set while this request builds an entry that has a stale-if-error fallback:
+   * called by the middleware when the action threw (`error`) or answered; true
+   * when it answered the stale entry instead (then the error is not rethrown).
+   */
+  answerStale: ((ctx: Context, error: unknown) => boolean) | undefined;
   /** Run after SEND, in a finally, also when a step or the action threw (answer waiters, release locks); gets the context, as storeEntry does. */
   readonly onFinish: Array<(ctx: Context) => void | Promise<void>>;
   /** The server-side cache of the middleware that opened this state. */

@@ -7,6 +7,7 @@
  */
 import type { StoreableResponse } from './request-state.ts';
 import type { CacheEntry } from './entry.ts';
+import type { Lifetime } from './lifetime.ts';
 
 /** Why a response is not stored, as a Cache-Status detail token. */
 export type NotStorable = 'STATUS' | 'SET-COOKIE' | 'NO-STORE' | 'PRIVATE' | 'VARY' | 'TOO-LARGE';
@@ -86,18 +87,26 @@ export function varyFields(vary: string | string[] | undefined): string[] {
 
 /**
  * The entry to store for a storable response: its headers as strings without
- * the per-delivery ones, the entity, and its own expiry.
+ * the per-delivery ones, the entity, its own expiry and its stale windows.
  *
  * @param response - what STORE handed over
- * @param cacheDuration - seconds the entry stays fresh
+ * @param lifetime - its TTL and stale windows, seconds (see lifetime.ts)
  * @param now - ms since the epoch
  */
-export function entryOf(response: StoreableResponse, cacheDuration: number, now: number = Date.now()): CacheEntry {
+export function entryOf(response: StoreableResponse, lifetime: Lifetime, now: number = Date.now()): CacheEntry {
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(response.headers)) {
     if (perDelivery.has(name) || value === undefined) continue;
     // Node keeps a number given to setHeader as a number; the entry format wants strings.
     headers[name] = Array.isArray(value) ? value.map(String) : String(value);
   }
-  return { status: response.status, headers, body: response.body, created: now, expires: now + cacheDuration * 1000 };
+  return {
+    status: response.status,
+    headers,
+    body: response.body,
+    created: now,
+    expires: now + lifetime.ttl * 1000,
+    staleWhileRevalidate: lifetime.staleWhileRevalidate * 1000,
+    staleIfError: lifetime.staleIfError * 1000,
+  };
 }

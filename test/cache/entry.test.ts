@@ -12,6 +12,8 @@ function entry(overrides: Partial<CacheEntry> = {}): CacheEntry {
     body: Buffer.from('<!doctype html><p>héllo, wörld ✓</p>'),
     created: now,
     expires: now + 600_000,
+    staleWhileRevalidate: 30_000,
+    staleIfError: 3_600_000,
     ...overrides,
   };
 }
@@ -42,6 +44,8 @@ test('any headers, body, status and times round-trip (property, fixed seed)', (t
     body: fc.uint8Array({ maxLength: 2048 }).map((bytes) => Buffer.from(bytes)),
     created: fc.integer({ min: 0, max: 2 ** 48 }),
     expires: fc.double({ noNaN: true, noDefaultInfinity: true }),
+    staleWhileRevalidate: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
+    staleIfError: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
   });
   fc.assert(
     fc.property(arbitraryEntry, (original) => {
@@ -136,13 +140,15 @@ test('a damaged value is a miss: wrong magic, future version, truncated, padded,
     const copy = Buffer.from(good);
     return change(copy) ?? copy;
   };
-  const headersAt = 32;
+  const headersAt = 48;
   const json = JSON.stringify(entry().headers);
   const cases: Array<[string, Buffer]> = [
     ['wrong magic', damage((b) => void b.write('XBCE', 0, 'latin1'))],
-    ['version 2', damage((b) => void b.writeUInt8(2, 4))],
+    ['version 3', damage((b) => void b.writeUInt8(3, 4))],
+    ['stale window negative', damage((b) => void b.writeDoubleLE(-1, 32))],
+    ['stale-if-error NaN', damage((b) => void b.writeDoubleLE(Number.NaN, 40))],
     ['one byte short', good.subarray(0, good.length - 1)],
-    ['only the fixed part', good.subarray(0, 32)],
+    ['only the fixed part', good.subarray(0, 48)],
     ['one byte extra', Buffer.concat([good, Buffer.from([0])])],
     ['headers length too large', damage((b) => void b.writeUInt32LE(json.length + 1, 24))],
     ['status 0', damage((b) => void b.writeUInt16LE(0, 6))],
@@ -151,7 +157,7 @@ test('a damaged value is a miss: wrong magic, future version, truncated, padded,
     ['header JSON broken', damage((b) => void b.write('!', headersAt, 'latin1'))],
   ];
   const withHeaders = (headersJson: string): Buffer => {
-    const fixed = Buffer.from(good.subarray(0, 32));
+    const fixed = Buffer.from(good.subarray(0, 48));
     const jsonBytes = Buffer.from(headersJson);
     fixed.writeUInt32LE(jsonBytes.length, 24);
     fixed.writeUInt32LE(0, 28);
@@ -168,6 +174,15 @@ test('a damaged value is a miss: wrong magic, future version, truncated, padded,
     ['a nested object', withHeaders('{"a":{"b":"c"}}')],
   );
   for (const [what, value] of cases) t.is(decodeEntry(value), undefined, `${what} reads as a miss`);
+});
+
+test('a version 1 value (before the stale windows) still reads, with windows of 0', (t) => {
+  const v2 = encodeEntry(entry());
+  const jsonAndBody = v2.subarray(48);
+  const v1 = Buffer.concat([Buffer.from(v2.subarray(0, 32)), jsonAndBody]);
+  v1.writeUInt8(1, 4);
+  t.deepEqual(decodeEntry(v1), entry({ staleWhileRevalidate: 0, staleIfError: 0 }));
+  t.is(decodeEntry(v1.subarray(0, v1.length - 1)), undefined, 'a truncated version 1 value is a miss');
 });
 
 test('random bytes and random mutations of a good value never throw (property, fixed seed)', (t) => {

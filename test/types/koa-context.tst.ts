@@ -3,7 +3,7 @@
  * application's routes call it with no cast.
  */
 import Koa from 'koa';
-import { buffer } from 'koa-buffer';
+import { buffer, type BufferIsCachedOptions } from 'koa-buffer';
 import { expect, test } from 'tstyche';
 
 test('ctx.bufferIsCached() is on every Koa context and resolves to a boolean', () => {
@@ -14,10 +14,14 @@ test('ctx.bufferIsCached() is on every Koa context and resolves to a boolean', (
     if (await ctx.bufferIsCached()) return;
     ctx.body = 'built';
   });
-  expect<Koa.Context['bufferIsCached']>().type.toBe<() => Promise<boolean>>();
+  expect<Koa.Context['bufferIsCached']>().type.toBe<(overrides?: BufferIsCachedOptions) => Promise<boolean>>();
   expect<Koa.ParameterizedContext<{ user: string }>>().type.toHaveProperty('bufferIsCached');
 });
 
-test('it takes no argument', () => {
+test("it takes per-call overrides, as koa-cash's ctx.cashed(maxAge), and nothing else", () => {
+  expect<Koa.Context['bufferIsCached']>().type.toBeCallableWith({ cacheDuration: 60 });
+  expect<Koa.Context['bufferIsCached']>().type.toBeCallableWith({ cacheDuration: '1 hour', cacheTags: ['news'] });
   expect<Koa.Context['bufferIsCached']>().type.not.toBeCallableWith('key');
+  expect<Koa.Context['bufferIsCached']>().type.not.toBeCallableWith({ cacheTags: 'news' });
+  expect<Koa.Context['bufferIsCached']>().type.not.toBeCallableWith({ maxAge: 60 });
 });

@@ -70,6 +70,17 @@ export const panelButtons: readonly PanelButton[] = [
     concurrent: true,
     countBuildsOf: stampedePath,
   },
+  {
+    id: 'stale',
+    label: 'Stale while revalidate: 10 requests at a slow page',
+    explains:
+      'Ten requests at once for /stale, a one-second page fresh for 5 seconds and then answered stale for up to ' +
+      'a minute. Past its 5 seconds they are all answered at once (X-Cache: STALE) while one worker rebuilds it in ' +
+      'the background: press again every few seconds and the build count grows by one per expiry, not per request.',
+    requests: Array.from({ length: 10 }, (_, i) => ({ label: `request ${i + 1}`, path: '/stale' })),
+    concurrent: true,
+    countBuildsOf: '/stale',
+  },
 ];
 
 /** The panel's HTML, placed on the index; the script fills it in. */

@@ -12,6 +12,7 @@ const pages: Array<[path: string, title: string]> = [
   ['/article', 'An indented HTML page'],
   ['/api/products', 'A JSON API'],
   ['/report', 'A slow report behind the cache'],
+  ['/stale', 'A slow page answered stale while it is rebuilt'],
   ['/hello', 'A page per language'],
   ['/download', 'A streamed download'],
 ];

@@ -32,9 +32,17 @@ export interface Slot {
   readonly purges?: PurgeBook;
 }
 
-/** What a lookup found; `at` is the time the entry was found fresh at. */
+/**
+ * What a lookup found; `at` is the time the entry was found fresh (or stale) at.
+ * `stale`: past its TTL, within its stale-while-revalidate window.
+ * A miss may carry a `fallback`: an entry past its TTL, within its
+ * stale-if-error window, answered if the build fails.
+ */
 export type Lookup =
-  { readonly found: CacheEntry; readonly at: number } | { readonly miss: Forward } | { readonly error: unknown };
+  | { readonly found: CacheEntry; readonly at: number }
+  | { readonly stale: CacheEntry; readonly at: number }
+  | { readonly miss: Forward; readonly fallback?: CacheEntry }
+  | { readonly error: unknown };
 
 /**
  * Decoded entries by the value the store returned: the memory store hands
@@ -91,27 +99,53 @@ export function lookup(slot: Slot, now?: number): Lookup | Promise<Lookup> {
 function judge(slot: Slot, value: unknown, now: number): Lookup | Promise<Lookup> {
   const entry = decode(value);
   if (entry === undefined) return { miss: 'miss' };
-  if (!isFresh(entry, now) || entry.created < slot.notBefore) return { miss: 'stale' };
+  // The one comparison a fresh hit pays for the stale windows: they are looked at only past the TTL.
+  if (!isFresh(entry, now)) return pastTtl(slot, entry, now);
+  if (entry.created < slot.notBefore) return { miss: 'stale' };
+  return checked(slot, entry, now, { found: entry, at: now });
+}
+
+/** An entry past its TTL: stale within its stale-while-revalidate window, a fallback within its stale-if-error one. */
+function pastTtl(slot: Slot, entry: CacheEntry, now: number): Lookup | Promise<Lookup> {
+  if (entry.created < slot.notBefore) return { miss: 'stale' };
+  const over = now - entry.expires;
+  if (over < (entry.staleWhileRevalidate ?? 0)) return checked(slot, entry, now, { stale: entry, at: now });
+  if (over < (entry.staleIfError ?? 0)) return checked(slot, entry, now, { miss: 'stale', fallback: entry });
+  return { miss: 'stale' };
+}
+
+/**
+ * `found` when no purge removed the entry and it is newer than the code; a
+ * purged entry is a miss (never served stale), an entry older than the code
+ * is removed and a miss (a deploy makes no stale entry).
+ */
+function checked(slot: Slot, entry: CacheEntry, now: number, found: Lookup): Lookup | Promise<Lookup> {
   // Until a purge is known, one property read: a hit allocates nothing for purges.
   const purges = slot.purges;
   if (purges !== undefined && purges.active) {
     const purged = purges.purged(entry.origin, entry.created);
     if (purged === true) return { miss: 'miss' };
-    if (purged !== false) return purged.then((gone) => (gone ? { miss: 'miss' } : againstDeploy(slot, entry, now)));
+    if (purged !== false)
+      return purged.then((gone) => (gone ? { miss: 'miss' } : againstDeploy(slot, entry, now, found)));
   }
-  return againstDeploy(slot, entry, now);
+  return againstDeploy(slot, entry, now, found);
 }
 
-function againstDeploy(slot: Slot, entry: CacheEntry, now: number): Lookup | Promise<Lookup> {
+function againstDeploy(slot: Slot, entry: CacheEntry, now: number, found: Lookup): Lookup | Promise<Lookup> {
   // The app script's and templates' newest mtime, as Last-Modified reads it (trusted for mtimeTrustMs);
   // the options carry the template paths, the cache, the logger and the messages the scan needs.
   const newest = recentNewestMtimeMs(slot.options, undefined, now);
-  if (typeof newest === 'number' || newest === undefined) return againstCode(slot, entry, newest, now);
-  return newest.then((ms) => againstCode(slot, entry, ms, now));
+  if (typeof newest === 'number' || newest === undefined) return againstCode(slot, entry, newest, found);
+  return newest.then((ms) => againstCode(slot, entry, ms, found));
 }
 
-function againstCode(slot: Slot, entry: CacheEntry, newest: number | undefined, now: number): Lookup | Promise<Lookup> {
-  if (newest === undefined || entry.created >= newest) return { found: entry, at: now };
+function againstCode(
+  slot: Slot,
+  entry: CacheEntry,
+  newest: number | undefined,
+  found: Lookup,
+): Lookup | Promise<Lookup> {
+  if (newest === undefined || entry.created >= newest) return found;
   slot.log.debug('log_stale_entry', { key: slot.key });
   return remove(slot).then(() => ({ miss: 'stale' }));
 }

@@ -1,0 +1,66 @@
+/**
+ * How long an entry lives (docs/decisions.md, "Stale entries"): its TTL
+ * and its two stale windows (RFC 5861), in seconds. The action's own
+ * response `Cache-Control` decides when it says: `s-maxage`, else
+ * `max-age`, is the TTL (RFC 9111 5.2.2.10: a shared cache prefers
+ * s-maxage), and `stale-while-revalidate=` and `stale-if-error=` are the
+ * windows; what it does not say comes from the options.
+ */
+
+/** An entry's TTL and stale windows, seconds. */
+export interface Lifetime {
+  readonly ttl: number;
+  readonly staleWhileRevalidate: number;
+  readonly staleIfError: number;
+}
+
+/** Delta-seconds (RFC 9111 1.2.2): digits only; a quoted value is tolerated, as RFC 9111 5.2 asks of recipients. */
+const deltaSeconds = /^"?(\d+)"?$/;
+
+/**
+ * The numeric directives of a Cache-Control value, by lowercased name; the
+ * first occurrence wins (RFC 9111 4.2.1: "the first occurrence should be
+ * used"). A directive whose value is not delta-seconds is left out, so the
+ * option's value applies. test/cache/lifetime.test.ts checks it against
+ * http-cache-semantics.
+ *
+ * @param value - the response's Cache-Control (a string, or the lines of a repeated header)
+ */
+export function cacheControlSeconds(value: string | string[] | undefined): Map<string, number> {
+  const found = new Map<string, number>();
+  if (value === undefined) return found;
+  const text = Array.isArray(value) ? value.join(',') : value;
+  for (const part of text.split(',')) {
+    const at = part.indexOf('=');
+    if (at === -1) continue;
+    const name = part.slice(0, at).trim().toLowerCase();
+    const match = deltaSeconds.exec(part.slice(at + 1).trim());
+    if (match === null || found.has(name)) continue;
+    // Values beyond 2^31 mean "a very long time" (RFC 9111 1.2.2); Number keeps them exactly enough.
+    found.set(name, Number(match[1]));
+  }
+  return found;
+}
+
+/**
+ * The lifetime of an entry made from a response with this Cache-Control.
+ *
+ * @param cacheControl - the response's Cache-Control header
+ * @param defaults - `cacheDuration`, `cacheStaleWhileRevalidate` and `cacheStaleIfError` (seconds)
+ */
+export function lifetimeOf(
+  cacheControl: string | string[] | undefined,
+  defaults: { cacheDuration: number; cacheStaleWhileRevalidate: number; cacheStaleIfError: number },
+): Lifetime {
+  const given = cacheControl === undefined ? undefined : cacheControlSeconds(cacheControl);
+  return {
+    ttl: given?.get('s-maxage') ?? given?.get('max-age') ?? defaults.cacheDuration,
+    staleWhileRevalidate: given?.get('stale-while-revalidate') ?? defaults.cacheStaleWhileRevalidate,
+    staleIfError: given?.get('stale-if-error') ?? defaults.cacheStaleIfError,
+  };
+}
+
+/** Milliseconds the store keeps an entry of this lifetime: its TTL and the longer window (both begin at expiry). */
+export function storeMs(lifetime: Lifetime): number {
+  return (lifetime.ttl + Math.max(lifetime.staleWhileRevalidate, lifetime.staleIfError)) * 1000;
+}
