@@ -124,17 +124,20 @@ export class PurgeBook {
     try {
       const generation = text(await this.#store.get(generationKey));
       if (generation === this.#generation) return;
-      const first = this.#generation === null;
-      this.#generation = generation;
       if (generation === undefined) {
-        if (first) this.active = this.#own.size > 0 || this.#all > 0;
+        // The first read: no purge was ever made through this store. Later, once active, always active.
+        if (this.#generation === null) this.active = this.#own.size > 0 || this.#all > 0;
+        this.#generation = generation;
         return;
       }
+      // Taken as seen only once the purge-all time is read too: a failure here is retried at the next read.
+      const all = time(await this.#store.get(allKey));
+      this.#generation = generation;
       this.#epoch++;
       this.#read.clear();
-      this.#all = Math.max(this.#all, time(await this.#store.get(allKey)));
+      this.#all = Math.max(this.#all, all);
       this.active = true;
-      if (!first) this.#onPurge();
+      this.#onPurge();
     } catch {
       // The lookup of the entry will meet the same failure and say so.
     } finally {
