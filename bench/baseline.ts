@@ -47,3 +47,10 @@ export function buildBaseline(ref: string): string {
   if (tsc.status !== 0) throw new Error(`--baseline ${ref}: its build failed`);
   return dir;
 }
+
+/** In a bench's server process: the package built by {@link buildBaseline}, whose folder the driver passes in KB_BENCH_BASELINE_DIR. */
+export function baselinePackage(): Promise<typeof import('../src/index.ts')> {
+  const dir = process.env.KB_BENCH_BASELINE_DIR;
+  if (dir === undefined) throw new Error('KB_BENCH_BASELINE_DIR is not set: the driver builds the baseline first');
+  return import(join(dir, 'dist', 'index.js')) as Promise<typeof import('../src/index.ts')>;
+}

@@ -46,14 +46,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { alternate, compare, isMain, quick, sample, type Row, type Sample } from './harness.ts';
 import { useBarePrecompressed } from './bare.ts';
 import { htmlPage } from './fixtures/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
 import { generator, load, once, pinned, reportHttp } from './load.ts';
-import { baselineRef, buildBaseline } from './baseline.ts';
+import { baselinePackage, baselineRef, buildBaseline } from './baseline.ts';
 
 const self = fileURLToPath(import.meta.url);
 
@@ -107,12 +106,7 @@ async function serveMode(mode: Mode): Promise<void> {
       ctx.body = render();
     });
   } else {
-    const { buffer } =
-      mode === 'baseline'
-        ? ((await import(join(process.env.KB_BENCH_BASELINE_DIR!, 'dist', 'index.js'))) as Awaited<
-            ReturnType<typeof builtPackage>
-          >)
-        : await builtPackage();
+    const { buffer } = mode === 'baseline' ? await baselinePackage() : await builtPackage();
     app.use(buffer({ cache: true }));
     app.use(async (ctx) => {
       if (await ctx.bufferIsCached()) return;
