@@ -13,6 +13,8 @@ test('an encoded entry stored in memory reads back equal', (t) => {
     body: Buffer.from('<p>hi'),
     created: 1,
     expires: Date.now() + 60_000,
+    staleWhileRevalidate: 30_000,
+    staleIfError: 0,
   };
   store.set('buffer:abc', encodeEntry(entry), 60_000);
   t.deepEqual(decodeEntry(store.get('buffer:abc')), entry);

@@ -70,6 +70,8 @@ redisTest('every byte value and an encoded entry with a 1 MiB body round-trip th
     body,
     created: Date.now(),
     expires: Date.now() + 60_000,
+    staleWhileRevalidate: 0,
+    staleIfError: 3_600_000,
   };
   await store.set('buffer:page', encodeEntry(entry), 60_000);
   const decoded = decodeEntry(await store.get('buffer:page'));

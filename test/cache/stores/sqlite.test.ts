@@ -45,6 +45,8 @@ const entry = (body: string, ttlMs = 600_000) => ({
   body: Buffer.from(body),
   created: Date.now(),
   expires: Date.now() + ttlMs,
+  staleWhileRevalidate: 30_000,
+  staleIfError: 60_000,
 });
 
 test('an entry stored in the SQLite file reads back equal, from this store and from another one on the same file', (t) => {

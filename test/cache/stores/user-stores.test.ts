@@ -67,6 +67,8 @@ function entry(ttlMs = 60_000): CacheEntry {
     body: Buffer.from([0, 1, 2, 0xff, 0xfe, 0x3a, ...Buffer.from('<p>ünïcode ✓</p>')]),
     created: Date.now(),
     expires: Date.now() + ttlMs,
+    staleWhileRevalidate: 30_000,
+    staleIfError: 60_000,
   };
 }
 
