@@ -97,3 +97,15 @@ test('without the option no response carries Use-As-Dictionary or varies on Avai
   t.is(response.headers.vary, 'Accept-Encoding');
   t.is(response.headers['content-encoding'], 'br');
 });
+
+test('ttl goes into Use-As-Dictionary in seconds; a ttl under a second is refused', async (t) => {
+  t.is(
+    problem({ dictionaries: [{ match: '/a', ttl: 0 }] })!.message,
+    'koa-buffer: dictionaries[0].ttl must be a duration of at least 1 second',
+  );
+  t.is(problem({ dictionaries: [{ match: '/a', ttl: 'soon' }] })!.key, 'option_dictionaries');
+  t.is(
+    resolveOptions({ dictionaries: [{ match: '/a', ttl: '10 minutes' }] }).dictionaries[0]!.header,
+    'match="/a", ttl=600',
+  );
+});

@@ -13,6 +13,7 @@
  * other syntax (named groups, regular expressions, `?`, `+`, braces) is
  * refused, so what the server matches is exactly what the browser matches.
  */
+import { parseDuration } from '../../duration.ts';
 import { parseSize } from '../../size.ts';
 import { isMediaTypeOption, TypeMatcher, type MediaTypeOption } from '../media-types.ts';
 
@@ -28,6 +29,13 @@ export interface DictionaryRuleOption {
   id?: string;
   /** `Sec-Fetch-Dest` values the browser may use the dictionary for (`match-dest`), e.g. `['document']`. */
   matchDest?: string[];
+  /**
+   * How long the browser may use the dictionary, in seconds or a duration
+   * string (`ttl=` of `Use-As-Dictionary`, Chromium's extension to RFC 9842).
+   * Without it a browser uses a dictionary only while the response is fresh
+   * in its HTTP cache, so a `no-cache` page is never one.
+   */
+  ttl?: number | string;
   /** Largest dictionary offered, and largest body encoded with one: bytes or a size string, at most 4 MiB. @defaultValue 1 MiB */
   maxSize?: number | string;
 }
@@ -57,7 +65,7 @@ export const defaultDictionaryMaxSize = 1024 * 1024;
  */
 export const dictionaryMaxSizeLimit = 4 * 1024 * 1024;
 
-const ruleKeys = new Set(['match', 'types', 'keep', 'id', 'matchDest', 'maxSize']);
+const ruleKeys = new Set(['match', 'types', 'keep', 'id', 'matchDest', 'maxSize', 'ttl']);
 /** Path characters a pattern may hold: RFC 3986 pchar and `/`, without URLPattern's special `:` `(` `)` `{` `}` `?` `+` `\`. */
 const patternText = /^\/[A-Za-z0-9\-._~!$&'*,;=@%/]*$/;
 /** An RFC 8941 sf-string's characters: printable ASCII (quotes and backslashes are escaped when sent). */
@@ -72,7 +80,7 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
 function ruleProblem(rule: unknown, at: string): string | undefined {
   if (!isPlainObject(rule)) return `${at} must be an object such as { match: '/articles/*' }`;
   for (const key of Object.keys(rule)) if (!ruleKeys.has(key)) return `${at} has an unknown key '${key}'`;
-  const { match, types, keep, id, matchDest, maxSize } = rule;
+  const { match, types, keep, id, matchDest, maxSize, ttl } = rule;
   if (typeof match !== 'string' || !match.startsWith('/'))
     return `${at}.match must be a path pattern starting with '/', such as '/articles/*'`;
   if (!patternText.test(match))
@@ -92,6 +100,10 @@ function ruleProblem(rule: unknown, at: string): string | undefined {
     const bytes = parseSize(maxSize);
     if (bytes === undefined || bytes < 1 || bytes > dictionaryMaxSizeLimit)
       return `${at}.maxSize must be a size from 1 byte to 4mb`;
+  }
+  if (ttl !== undefined) {
+    const seconds = parseDuration(ttl);
+    if (seconds === undefined || seconds < 1) return `${at}.ttl must be a duration of at least 1 second`;
   }
   return undefined;
 }
@@ -133,6 +145,7 @@ export function resolveDictionaries(value: unknown): readonly DictionaryRule[] {
     let header = `match=${sfString(rule.match)}`;
     if (rule.matchDest !== undefined) header += `, match-dest=(${rule.matchDest.map(sfString).join(' ')})`;
     if (rule.id !== undefined) header += `, id=${sfString(rule.id)}`;
+    if (rule.ttl !== undefined) header += `, ttl=${Math.floor(parseDuration(rule.ttl)!)}`;
     return {
       index,
       match: rule.match,
