@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { chromium } from 'playwright-core';
 import { buffer } from '../../src/middleware.ts';
-import type { BufferOptions } from '../../src/options.ts';
+import type { DictionaryRuleOption } from '../../src/response/dictionaries/rules.ts';
 import { CHROMIUM_FLAGS, chromiumPath, chromiumSkipReason } from '../helpers/chromium.ts';
 import { availableHeader } from '../helpers/dcz.ts';
 import { serve } from '../helpers/serve.ts';
@@ -46,7 +46,7 @@ interface Seen {
 async function twoLoads(
   t: ExecutionContext,
   features: string,
-  rule: NonNullable<BufferOptions['dictionaries']>[number],
+  rule: DictionaryRuleOption,
   cacheControl: string,
 ): Promise<{ seen: Seen[]; encodings: Array<string | undefined>; texts: string[] }> {
   let stamp = 'first version';
