@@ -14,6 +14,7 @@ const pages: Array<[path: string, title: string]> = [
   ['/report', 'A slow report behind the cache'],
   ['/hello', 'A page per language'],
   ['/download', 'A streamed download'],
+  ['/live', 'A page that changes every few seconds'],
 ];
 
 const headerNotes: Array<[string, string]> = [
