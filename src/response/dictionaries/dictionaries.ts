@@ -110,7 +110,7 @@ export class Dictionaries {
     const known = this.#memo.encoded(md5(), coding, level);
     if (known === null) return this.#unused('no gain');
     if (known !== undefined) return { bytes: known, tag };
-    const bytes = dczEncode(entity, dictionary, hash, level, rule.maxSize);
+    const bytes = dczEncode(entity, dictionary, hash, level);
     const gain = bytes.length < entity.length;
     this.#memo.remember(md5(), coding, level, gain ? bytes : null);
     this.#log.debug('log_dictionary_coded', { size: entity.length, compressedSize: bytes.length, hash });
