@@ -99,16 +99,17 @@ function microsPerCall(fn: () => unknown): number {
   for (let i = 0; i < calls; i++) fn();
   return Number(process.hrtime.bigint() - start) / 1e3 / calls;
 }
-dcz(templateNext, template); // the dictionary loaded once, as a serving process keeps it
+// The server hashes a dictionary once, when it is offered; the hash is not part of an encode.
+const templateHash = sha(template);
 const [dczTime, brTime] = await alternate(
   [
-    { name: 'dcz level 3', run: () => microsPerCall(() => dcz(templateNext, template)) },
+    { name: 'dcz level 3', run: () => microsPerCall(() => dczEncode(templateNext, template, templateHash, 3)) },
     { name: 'br 4', run: () => microsPerCall(() => br4(templateNext)) },
   ],
   quick ? 5 : 11,
   'µs',
 );
-rows.push(compare('encode time, 50 KiB page, one call, dictionary loaded', dczTime!, brTime!, false, '>= 1'));
+rows.push(compare('encode time, 50 KiB page, one call, the same dictionary again', dczTime!, brTime!, false, '>= 1'));
 // Each call loads the dictionary anew (ZSTD_compress_usingDict on one warm context): this row checks that a
 // dictionary never seen before costs no more than one already used.
 let fresh = 0;
