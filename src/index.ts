@@ -24,6 +24,7 @@ export { buffer } from './middleware.ts';
 export type { BufferMiddleware } from './middleware.ts';
 export { bufferSection } from './section.ts';
 export type { BufferOptions, SectionOptions, CacheStore, CacheLock, EncodingName, Flag } from './options.ts';
+export type { DictionaryRuleOption } from './response/dictionaries/rules.ts';
 export type { LastModifiedOption, LastModifiedValue, MtimeCache } from './response/last-modified.ts';
 export type { MediaTypeList, MediaTypeOption, MediaTypePredicate } from './response/media-types.ts';
 // Re-exporting from switches.ts also carries its augmentation of Koa's context (ctx.compress) into the declarations.

@@ -19,6 +19,7 @@ import { answeredAsPrepared, bufferIsCached } from './cache/cached.ts';
 import { purgeMethods, type PurgeMethods } from './cache/purge/api.ts';
 import { takeTagHeader } from './cache/purge/tags.ts';
 import { CacheRuntime } from './cache/runtime.ts';
+import type { CacheStore } from './cache/stores/store.ts';
 import { openState, requestState, type RequestState } from './context.ts';
 import { Md5, md5 } from './native/exports.ts';
 import { resolveOptions, type BufferOptions, type ResolvedOptions } from './options.ts';
@@ -35,6 +36,7 @@ import { ChangingBodies } from './response/changing.ts';
 import { codingAvailable, compress } from './response/compress.ts';
 import { notModifiedReason } from './response/conditional.ts';
 import { DecisionLog } from './response/decision-log.ts';
+import { Dictionaries } from './response/dictionaries/dictionaries.ts';
 import { codedTag, entityTag } from './response/etag.ts';
 import { httpDate, lastModifiedSeconds } from './response/last-modified.ts';
 import { isHtml, mediaType } from './response/media-types.ts';
@@ -57,6 +59,8 @@ interface Shared {
   readonly upgrades: Upgrades;
   /** Addresses whose body changes on every request: they skip the memo (response/changing.ts). */
   readonly changing: ChangingBodies;
+  /** Compression dictionaries (response/dictionaries/); undefined when off. */
+  dictionaries: Dictionaries | undefined;
 }
 
 /** A response header as one string; undefined when absent (Koa 3's response.get returns what Node stored). */
@@ -83,7 +87,8 @@ interface Work {
   entity: Buffer;
   /** MD5 hex of entity, once known. */
   md5: string | undefined;
-  coding: Coding | 'identity';
+  /** The coding sent; a dictionary coding names its dictionary (`dcz-<hash>`), as its ETag does. */
+  coding: Coding | 'identity' | `dcz-${string}`;
   /** The level of hot bytes sent, which their ETag names; undefined for cold or fixed-level bytes. */
   hotLevel: number | undefined;
   /** The bytes to send. */
@@ -346,6 +351,8 @@ const compressStep: Step = async (work, shared) => {
   const refusal = compressionRefusal(ctx, options, work.type);
   if (refusal !== undefined) return identity(refusal);
   addVary(ctx, 'Accept-Encoding');
+  const rule = shared.dictionaries?.scope(ctx, work.type);
+  if (rule !== undefined) shared.dictionaries!.offer(ctx, rule, work.entity);
   const held = clientHolds(work, shared);
   if (held) {
     // A 304 follows (VALIDATE), with the tag of what the client holds: nothing to compress.
@@ -353,6 +360,17 @@ const compressStep: Step = async (work, shared) => {
     work.hotLevel = held.hotLevel;
     if (held.coding !== 'identity') ctx.response.set('Content-Encoding', held.coding);
     return true;
+  }
+  if (rule !== undefined && work.entity.length >= options.minCompressSize) {
+    const level = options.compressionLevels.zstd;
+    const coded = await shared.dictionaries!.encode(ctx, rule, work.entity, () => digest(work, shared), level);
+    if (coded !== undefined) {
+      work.coding = coded.tag;
+      work.payload = coded.bytes;
+      ctx.response.set('Content-Encoding', 'dcz');
+      shared.log.debug('log_coding', { coding: 'dcz', size: work.payload.length });
+      return true;
+    }
   }
   const adaptive = options.adaptiveCompression;
   const offered = adaptive ? temperatureOrders(options.encodings).cold : options.encodings;
@@ -466,6 +484,17 @@ export interface BufferMiddleware extends Middleware, PurgeMethods {
   close(): Promise<void>;
 }
 
+/**
+ * The cache store dictionaries are shared through: one other processes and
+ * hosts can read; not the in-process store of `cache: true`, which would
+ * only hold a second copy of what the memo holds.
+ */
+function sharedStore(cache: CacheRuntime, config: ResolvedOptions): CacheStore | undefined {
+  if (config.cache === undefined || config.cache === true) return undefined;
+  const store = cache.storeFor(config.cache);
+  return store === undefined || 'error' in store ? undefined : store;
+}
+
 /** Steps 2 to 6, top to bottom. */
 const pipeline: readonly Step[] = [optimise, compressStep, store, validate, send];
 
@@ -494,8 +523,15 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
     compressing: new Map(),
     upgrades: new Upgrades(memo, log),
     changing: new ChangingBodies(),
+    dictionaries: undefined,
   };
   const cache = new CacheRuntime(config, shared.log);
+  shared.dictionaries = Dictionaries.of(config.dictionaries, {
+    memo,
+    log,
+    store: () => sharedStore(cache, config),
+    storeTimeoutMs: config.cacheStoreTimeout * 1000,
+  });
   const middleware = async function bufferMiddleware(ctx: Context, next: Next): Promise<void> {
     // An outer buffer() already reworks this request; a second pass would only redo its work.
     if (requestState(ctx)) return next();
@@ -512,7 +548,11 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
       resolveResponseOptions(ctx, state); // sections and ctx.state.buffer have had their say
       takeTagHeader(ctx.res, state); // stored with the entry, never sent
       // A cache hit the pipeline has answered before, for the very same inputs, is answered as it was then.
-      const work = answeredAsPrepared(ctx, state) ? undefined : check(ctx, state, shared); // 1. CHECK
+      const prepared = !Dictionaries.asked(shared.dictionaries, ctx) && answeredAsPrepared(ctx, state);
+      let work = prepared ? undefined : check(ctx, state, shared); // 1. CHECK
+      // A stream that may be coded with a dictionary is read whole, when small enough, and takes the steps below.
+      const whole = work?.stream && (await shared.dictionaries?.whole(ctx, work.stream, work.type));
+      if (work && whole) work = { ...work, source: whole, stream: undefined };
       if (work?.stream) await respondWithStream(work.stream, work, shared.log);
       else if (work) for (const step of pipeline) if (!(await step(work, shared))) break;
     } catch (error) {

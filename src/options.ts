@@ -16,6 +16,12 @@ import type { CacheLock } from './locks/protocol.ts';
 import { defaultLogger, isLogger, type Logger } from './logger.ts';
 import { isMessageOverrides, Messages, type MessageOverrides } from './messages.ts';
 import { defaultEncodings } from './response/adaptive.ts';
+import {
+  dictionariesProblem,
+  resolveDictionaries,
+  type DictionaryRule,
+  type DictionaryRuleOption,
+} from './response/dictionaries/rules.ts';
 import { codingAvailable, defaultLevels, levelRange } from './response/compress.ts';
 import { isLastModifiedOption, type LastModifiedOption, type MtimeCache } from './response/last-modified.ts';
 import {
@@ -88,6 +94,12 @@ export interface BufferOptions {
    * (RFC 9111 4.2.2); false for none. @defaultValue 'no-cache'
    */
   defaultCacheControl?: string | false;
+  /**
+   * Compression dictionaries (RFC 9842): rules `{ match, types?, keep?, id?, matchDest?, maxSize? }`
+   * whose responses are offered to browsers as dictionaries, and whose later
+   * requests are answered with `Content-Encoding: dcz`. @defaultValue off
+   */
+  dictionaries?: DictionaryRuleOption[] | false;
   /** Media types never buffered, in the same forms as compressibleTypes. @defaultValue ['text/event-stream'] */
   excludedTypes?: MediaTypeList;
   /**
@@ -212,6 +224,8 @@ export interface ResolvedOptions {
   /** '' for none. */
   defaultCacheControl: string;
   excludedTypes: TypeMatcher;
+  /** [] when off. */
+  dictionaries: readonly DictionaryRule[];
   cache: true | CacheStore | object | string | undefined;
   cacheMemoryBytes: number;
   /** Lowercased host names; undefined for any. */
@@ -265,6 +279,7 @@ const defaults: Omit<ResolvedOptions, 'messages' | 'logger' | 'encodings'> = {
   compressibleTypes: new TypeMatcher(defaultCompressibleTypes),
   defaultCacheControl: 'no-cache',
   excludedTypes: new TypeMatcher(defaultExcludedTypes),
+  dictionaries: [],
   cache: undefined,
   cacheMemoryBytes: 64 * 1024 * 1024,
   cacheHosts: undefined,
@@ -328,6 +343,8 @@ interface Rule {
   key: string;
   /** True when `value` is acceptable (undefined included where it is). */
   ok: (value: unknown) => boolean;
+  /** What is wrong with a value `ok` refuses, for options with an inner shape (the `%{problem}` of the message). */
+  problem?: (value: unknown) => string | undefined;
 }
 
 const flag: Rule = { key: 'option_flag', ok: isFlag };
@@ -392,6 +409,11 @@ const rules: Record<keyof BufferOptions, Rule> = {
     key: 'option_default_cache_control',
     ok: (v) => isNil(v) || v === false || (typeof v === 'string' && v.trim() !== '' && !/[\r\n\0]/.test(v)),
   },
+  dictionaries: {
+    key: 'option_dictionaries',
+    ok: (v) => dictionariesProblem(v) === undefined,
+    problem: dictionariesProblem,
+  },
   encodings: { key: 'option_encodings', ok: (v) => Array.isArray(v) && v.every((e) => typeof e === 'string') },
   excludedTypes: { key: 'option_excluded_types', ok: isMediaTypeList },
   generate304: flag,
@@ -434,7 +456,8 @@ function checkEach(options: Record<string, unknown>, messages: Messages): void {
   for (const name of Object.keys(options).sort()) {
     if (!known.has(name)) throw new BufferOptionError('unknown_option', { name }, messages);
     const rule = rules[name as keyof BufferOptions];
-    if (!rule.ok(options[name])) throw new BufferOptionError(rule.key, { name }, messages);
+    if (!rule.ok(options[name]))
+      throw new BufferOptionError(rule.key, { name, problem: rule.problem?.(options[name]) }, messages);
   }
 }
 
@@ -506,6 +529,7 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     compressibleTypes: has('compressibleTypes') ? new TypeMatcher(o.compressibleTypes!) : defaults.compressibleTypes,
     defaultCacheControl: defaultCacheControlOf(has('defaultCacheControl'), o.defaultCacheControl),
     excludedTypes: has('excludedTypes') ? new TypeMatcher(o.excludedTypes!) : defaults.excludedTypes,
+    dictionaries: resolveDictionaries(o.dictionaries),
     cache: isNil(o.cache) || (o.cache as unknown) === false ? undefined : o.cache,
     cacheMemoryBytes: o.cacheMemoryBytes ?? defaults.cacheMemoryBytes,
     cacheHosts: isNil(o.cacheHosts) ? undefined : hostSet(o.cacheHosts),
@@ -591,6 +615,7 @@ const registrationOnly = new Set([
   'cacheMemoryBytes',
   'cacheNearBytes',
   'cacheSyncMs',
+  'dictionaries',
 ]);
 
 /**

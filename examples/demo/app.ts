@@ -10,6 +10,7 @@ import { buildsApi, dashboardScript, dashboardStyle } from './pages/dashboard.ts
 import { downloadPage } from './pages/download.ts';
 import { chooseLanguage, helloPage } from './pages/hello.ts';
 import { indexPage } from './pages/index.ts';
+import { liveDictionary, livePage } from './pages/live.ts';
 import { styleSheet } from './pages/layout.ts';
 import { productsApi } from './pages/products.ts';
 import { reportPage } from './pages/report.ts';
@@ -75,7 +76,14 @@ export function createApp(settings: Settings, lifecycle: Lifecycle): Koa {
   // The pages are the demo's templates: their mtimes date Last-Modified and
   // outdate cache entries, beside the script's own.
   app.use(
-    buffer({ optimiseContent: 1, cache: settings.cacheUrl, cacheLockDir: settings.lockDir, templatePaths: [pagesDir] }),
+    buffer({
+      optimiseContent: 1,
+      cache: settings.cacheUrl,
+      cacheLockDir: settings.lockDir,
+      templatePaths: [pagesDir],
+      // Compression dictionaries: each version of /live is the dictionary for the next.
+      dictionaries: [liveDictionary],
+    }),
   );
   app.use(
     routes({
@@ -87,6 +95,7 @@ export function createApp(settings: Settings, lifecycle: Lifecycle): Koa {
       '/hello': helloPage,
       '/hello/choose': chooseLanguage,
       '/download': downloadPage(settings.downloadFile),
+      '/live': livePage,
       '/dashboard.js': dashboardScript(),
       '/api/builds': buildsApi(settings.buildLog),
       '/style.css': (ctx) => {

@@ -108,4 +108,15 @@ export const capabilities: readonly Capability[] = [
     headers: ['Transfer-Encoding', 'Content-Encoding', 'ETag', 'Content-Disposition'],
     curl: (base) => `curl -s -o /dev/null -D - -H 'Accept-Encoding: br' ${base}/download`,
   },
+  {
+    name: 'compression dictionaries (dcz)',
+    path: '/live',
+    explains:
+      'A page that changes every three seconds, offered as a compression dictionary (Use-As-Dictionary). ' +
+      'A browser that holds the previous version names it (Available-Dictionary) and gets the next as dcz: zstd with the old page ' +
+      'as dictionary, a few hundred bytes instead of kilobytes. Open it in Chrome or Edge; the page shows the bytes it saved.',
+    headers: ['Use-As-Dictionary', 'Content-Encoding', 'Vary'],
+    curl: (base) =>
+      `curl -s ${base}/live -o /tmp/kb-live.html && curl -s -o /dev/null -D - -H 'Accept-Encoding: dcz, zstd' -H "Available-Dictionary: :$(openssl dgst -sha256 -binary /tmp/kb-live.html | base64):" ${base}/live`,
+  },
 ];

@@ -228,7 +228,7 @@ function isWindow(ms: number): boolean {
 }
 
 /** The bytes of `value`, without copying where they already are bytes. */
-function asBytes(value: unknown): Buffer | undefined {
+export function asBytes(value: unknown): Buffer | undefined {
   if (Buffer.isBuffer(value)) return value;
   if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
   if (value instanceof ArrayBuffer) return Buffer.from(value);

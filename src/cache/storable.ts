@@ -80,9 +80,13 @@ export function keysOnCookies(varyBy: readonly string[]): boolean {
   return false;
 }
 
-/** The request headers a response varies on, Accept-Encoding left out (koa-buffer negotiates it per hit). */
+/**
+ * The request headers a response varies on, Accept-Encoding and
+ * Available-Dictionary left out: the entry holds the uncompressed entity,
+ * and koa-buffer negotiates the coding (a dictionary's included) per hit.
+ */
 export function varyFields(vary: string | string[] | undefined): string[] {
-  return members(vary).filter((name) => name !== 'accept-encoding');
+  return members(vary).filter((name) => name !== 'accept-encoding' && name !== 'available-dictionary');
 }
 
 /**

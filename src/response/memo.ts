@@ -161,4 +161,20 @@ export class RepresentationMemo {
   remember(md5: string, coding: string, level: number, bytes: Buffer | null): void {
     this.#lru?.set(`c\0${md5}\0${coding}\0${level}`, { bytes });
   }
+
+  /** Keeps a compression dictionary (response/dictionaries/) under its SHA-256 hex; it counts against the same budget. */
+  keepDictionary(sha256: string, bytes: Buffer): void {
+    this.#lru?.set(`d\0${sha256}`, { bytes });
+  }
+
+  /** The dictionary kept under `sha256`, or undefined (never kept, evicted, or the memo is off). */
+  dictionary(sha256: string): Buffer | undefined {
+    const entry = this.#lru?.get(`d\0${sha256}`);
+    return entry === undefined || !('bytes' in entry) ? undefined : (entry.bytes ?? undefined);
+  }
+
+  /** Forgets the dictionary kept under `sha256`, when a newer version replaces it. */
+  forgetDictionary(sha256: string): void {
+    this.#lru?.delete(`d\0${sha256}`);
+  }
 }

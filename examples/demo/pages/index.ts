@@ -15,6 +15,7 @@ const pages: Array<[path: string, title: string]> = [
   ['/stale', 'A slow page answered stale while it is rebuilt'],
   ['/hello', 'A page per language'],
   ['/download', 'A streamed download'],
+  ['/live', 'A page that changes every few seconds'],
 ];
 
 const headerNotes: Array<[string, string]> = [

@@ -1,0 +1,145 @@
+/**
+ * Compression dictionaries in the pipeline (RFC 9842; docs/architecture.md,
+ * "Compression dictionaries"): what COMPRESS asks of them.
+ *
+ *   scope   — the rule covering this response (GET/HEAD, 200, path and type), if any
+ *   offer   — `Use-As-Dictionary` on the response, the entity kept by its SHA-256
+ *   encode  — the dcz bytes for a request whose `Available-Dictionary` names a
+ *             kept dictionary and whose Accept-Encoding has `dcz`; undefined
+ *             (the normal coding) for anything else
+ *
+ * A stream body in a rule's scope whose length is known and within the
+ * rule's `maxSize` is read into memory first ({@link Dictionaries.whole}), so
+ * versioned static assets served by koa-send or koa-static take part too.
+ */
+import { stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import type { Context } from 'koa';
+import type { DecisionLog } from '../decision-log.ts';
+import type { RepresentationMemo } from '../memo.ts';
+import { addVary } from '../vary.ts';
+import { dczAvailable, dczEncode, usableAsDictionary } from './dcz.ts';
+import { DictionaryKeeper, type KeeperDeps } from './keeper.ts';
+import { acceptsDcz, availableDictionary } from './request.ts';
+import { ruleFor, type DictionaryRule } from './rules.ts';
+
+/** A dictionary-coded body and the coding name its ETag carries (`dcz-` and the dictionary's hash, shortened). */
+export interface DictionaryCoded {
+  readonly bytes: Buffer;
+  readonly tag: `dcz-${string}`;
+}
+
+/** Hex digits of the dictionary hash an ETag names: 64 bits tell a page's few dictionaries apart. */
+const tagHashDigits = 16;
+
+/** The dictionaries of one `buffer()` middleware. */
+export class Dictionaries {
+  readonly #rules: readonly DictionaryRule[];
+  readonly #keeper: DictionaryKeeper;
+  readonly #memo: RepresentationMemo;
+  readonly #log: DecisionLog;
+
+  constructor(rules: readonly DictionaryRule[], deps: KeeperDeps) {
+    this.#rules = rules;
+    this.#keeper = new DictionaryKeeper(deps);
+    this.#memo = deps.memo;
+    this.#log = deps.log;
+  }
+
+  /**
+   * The middleware's dictionaries, or undefined when the option is off or
+   * zstd-napi is missing (dcz cannot be made without it).
+   */
+  static of(rules: readonly DictionaryRule[], deps: KeeperDeps): Dictionaries | undefined {
+    return rules.length > 0 && dczAvailable ? new Dictionaries(rules, deps) : undefined;
+  }
+
+  /**
+   * True when the request names a dictionary: its answer depends on that
+   * header, which a prepared cache hit does not look at.
+   */
+  static asked(dictionaries: Dictionaries | undefined, ctx: Context): boolean {
+    return dictionaries !== undefined && ctx.request.headers['available-dictionary'] !== undefined;
+  }
+
+  /** The rule covering this response: a 200 answer to GET or HEAD whose path and media type a rule matches. */
+  scope(ctx: Context, type: string): DictionaryRule | undefined {
+    const method = ctx.request.method;
+    if (ctx.response.status !== 200 || (method !== 'GET' && method !== 'HEAD')) return undefined;
+    return ruleFor(this.#rules, ctx.request.path, type);
+  }
+
+  /**
+   * Offers `entity` as a dictionary: `Use-As-Dictionary`, `Vary:
+   * Available-Dictionary` (the answer depends on it), and the bytes kept.
+   * An entity too large or unusable as a raw dictionary is not offered.
+   */
+  offer(ctx: Context, rule: DictionaryRule, entity: Buffer): void {
+    addVary(ctx, 'Available-Dictionary');
+    if (entity.length > rule.maxSize || !usableAsDictionary(entity)) return;
+    const hash = this.#keeper.offer(rule, ctx.request.path, entity);
+    ctx.response.set('Use-As-Dictionary', rule.header);
+    this.#log.debug('log_dictionary_offered', { size: entity.length, match: rule.match, hash });
+  }
+
+  /**
+   * The dcz body of `entity` for this request, or undefined for the normal
+   * coding (no usable `Available-Dictionary`, no `dcz`, a body over the
+   * rule's limit, a dictionary not kept, or no gain).
+   *
+   * @param md5 - the entity's MD5 hex, for the memo of coded bytes
+   * @param level - the zstd level
+   */
+  async encode(
+    ctx: Context,
+    rule: DictionaryRule,
+    entity: Buffer,
+    md5: () => string,
+    level: number,
+  ): Promise<DictionaryCoded | undefined> {
+    const headers = ctx.request.headers;
+    const hash = availableDictionary(headers['available-dictionary']);
+    if (hash === undefined) return this.#unused(headers['available-dictionary'] === undefined ? '' : 'malformed');
+    if (!acceptsDcz(headers['accept-encoding'])) return this.#unused('dcz not in Accept-Encoding');
+    if (entity.length > rule.maxSize) return this.#unused(`body over maxSize (${rule.maxSize})`);
+    const found = this.#keeper.find(hash);
+    const dictionary = found instanceof Promise ? await found : found;
+    if (dictionary === undefined) return this.#unused(`dictionary ${hash} not kept`);
+    const tag = `dcz-${hash.slice(0, tagHashDigits)}` as const;
+    const coding = `dcz-${hash}`;
+    const known = this.#memo.encoded(md5(), coding, level);
+    if (known === null) return this.#unused('no gain');
+    if (known !== undefined) return { bytes: known, tag };
+    const bytes = dczEncode(entity, dictionary, hash, level);
+    const gain = bytes.length < entity.length;
+    this.#memo.remember(md5(), coding, level, gain ? bytes : null);
+    this.#log.debug('log_dictionary_coded', { size: entity.length, compressedSize: bytes.length, hash });
+    return gain ? { bytes, tag } : this.#unused('no gain');
+  }
+
+  #unused(reason: string): undefined {
+    if (reason !== '') this.#log.debug('log_dictionary_unused', { reason });
+    return undefined;
+  }
+
+  /**
+   * A stream body in a rule's scope, read whole, when its length is known
+   * (Content-Length, or the file's size for an fs stream) and within the
+   * rule's `maxSize`; undefined to leave it to the stream path.
+   */
+  async whole(ctx: Context, stream: Readable, type: string): Promise<Buffer | undefined> {
+    const rule = this.scope(ctx, type);
+    if (rule === undefined) return undefined;
+    let length: number | undefined = ctx.response.length;
+    const path = (stream as { path?: unknown }).path;
+    if (length === undefined && (typeof path === 'string' || Buffer.isBuffer(path)))
+      length = await stat(path).then(
+        (s) => s.size,
+        () => undefined,
+      );
+    if (length === undefined || length > rule.maxSize) return undefined;
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+    return Buffer.concat(chunks);
+  }
+}
