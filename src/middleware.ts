@@ -55,7 +55,7 @@ interface Shared {
   /** Hot bodies waiting for their smallest encoding (adaptive compression). */
   readonly upgrades: Upgrades;
   /** Compression dictionaries (response/dictionaries/); undefined when off. */
-  dictionaries: Dictionaries | undefined;
+  dictionaries?: Dictionaries;
 }
 
 /** A response header as one string; undefined when absent (Koa 3's response.get returns what Node stored). */
@@ -483,14 +483,7 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
   const config = resolveOptions(options);
   const memo = new RepresentationMemo(config.memoMaxSize);
   const log = new DecisionLog(config.logger, config.messages);
-  const shared: Shared = {
-    config,
-    memo,
-    log,
-    compressing: new Map(),
-    upgrades: new Upgrades(memo, log),
-    dictionaries: undefined,
-  };
+  const shared: Shared = { config, memo, log, compressing: new Map(), upgrades: new Upgrades(memo, log) };
   const cache = new CacheRuntime(config, shared.log);
   shared.dictionaries = Dictionaries.of(config.dictionaries, {
     memo,
