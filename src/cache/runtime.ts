@@ -175,7 +175,9 @@ export class CacheRuntime implements FlightContext {
       const near = store instanceof NearStore ? store : undefined;
       const behind = near?.store ?? store;
       const shared = !(behind instanceof MemoryStore || behind instanceof LruCacheStore || behind instanceof Map);
-      book = new PurgeBook(behind, shared, this.#syncMs, () => near?.clear());
+      const bound = async (call: () => unknown): Promise<unknown> =>
+        bounded(call, this.#storeTimeoutMs, 'cache purge generation');
+      book = new PurgeBook(behind, shared, this.#syncMs, () => near?.clear(), bound);
       this.#books.set(store, book);
     }
     this.#lastStore = store;

@@ -70,6 +70,7 @@ export class PurgeBook {
   readonly #store: CacheStore;
   readonly #shared: boolean;
   readonly #onPurge: () => void;
+  readonly #bound: (call: () => unknown) => Promise<unknown>;
   /** The latest purge of everything known, ms. */
   #all = 0;
   /** Purges made in this process, by id: kept when the records read from the store are forgotten. */
@@ -96,9 +97,18 @@ export class PurgeBook {
    * @param shared - true when other processes use the store (records are kept in it)
    * @param syncMs - how often the generation is read, for a shared store
    * @param onPurge - called on every purge seen (this process's or another's): empties a near cache
+   * @param bound - runs one store call within `cacheStoreTimeout`: a store that hangs must not hang every lookup
+   *   waiting for the first read of the generation, nor pile up reads of it
    */
-  constructor(store: CacheStore, shared: boolean, syncMs: number, onPurge: () => void) {
+  constructor(
+    store: CacheStore,
+    shared: boolean,
+    syncMs: number,
+    onPurge: () => void,
+    bound: (call: () => unknown) => Promise<unknown>,
+  ) {
     this.#store = store;
+    this.#bound = bound;
     this.#shared = shared;
     this.#onPurge = onPurge;
     if (!shared) return;
@@ -122,7 +132,7 @@ export class PurgeBook {
     if (this.#polling) return;
     this.#polling = true;
     try {
-      const generation = text(await this.#store.get(generationKey));
+      const generation = text(await this.#bound(() => this.#store.get(generationKey)));
       if (generation === this.#generation) return;
       if (generation === undefined) {
         // The first read: no purge was ever made through this store. Later, once active, always active.
@@ -131,7 +141,7 @@ export class PurgeBook {
         return;
       }
       // Taken as seen only once the purge-all time is read too: a failure here is retried at the next read.
-      const all = time(await this.#store.get(allKey));
+      const all = time(await this.#bound(() => this.#store.get(allKey)));
       this.#generation = generation;
       this.#epoch++;
       this.#read.clear();
@@ -221,7 +231,7 @@ export class PurgeBook {
     const epoch = this.#epoch;
     let times: number[];
     try {
-      times = await Promise.all(ids.map(async (id) => time(await this.#store.get(recordKey(id)))));
+      times = await Promise.all(ids.map(async (id) => time(await this.#bound(() => this.#store.get(recordKey(id))))));
     } catch {
       return false;
     }
@@ -239,7 +249,7 @@ export class PurgeBook {
   async announce(): Promise<void> {
     if (!this.#shared) return;
     try {
-      await this.#store.set(generationKey, `${Date.now()}-${Math.random().toString(36).slice(2)}`);
+      await this.#bound(() => this.#store.set(generationKey, `${Date.now()}-${Math.random().toString(36).slice(2)}`));
     } catch {
       // The entry itself was stored; the store's failure is logged by the next call that needs it.
     }
