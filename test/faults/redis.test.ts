@@ -85,9 +85,13 @@ redisRestartTest(
       ...Array.from({ length: 4 }, (_, i) => get(servers[i % 2]!, '/page/during?delay=0')),
     ]);
     const took = performance.now() - started;
-    for (const response of down) {
+    for (const [i, response] of down.entries()) {
       t.is(response.status, 200, 'answered while Redis is down');
-      t.is(response.headers['cache-status'], 'koa-buffer; fwd=bypass; detail=STORE-ERROR', 'the cache is bypassed');
+      const status = response.headers['cache-status'];
+      // A page each process already holds in its near cache is still fresh there; nothing else is cached.
+      if (i < 4)
+        t.regex(String(status), /^koa-buffer; (hit; ttl=\d+|fwd=bypass; detail=STORE-ERROR)$/, 'near copy or bypass');
+      else t.is(status, 'koa-buffer; fwd=bypass; detail=STORE-ERROR', 'the cache is bypassed');
     }
     t.true(took < 2500, `all eight answered within ${Math.round(took)} ms: no wait for Redis`);
     t.true(
