@@ -72,7 +72,7 @@ export function openState(ctx: Context, config: ResolvedOptions, cache?: CacheRu
     failed: false,
     preparedKey: undefined,
     preparedEntry: undefined,
-    provisional: false,
+    upgradeWaits: undefined,
     tagHeader: undefined,
   };
   (ctx as WithState)[requestStateKey] = state;

@@ -335,10 +335,10 @@ async function adaptiveEncoded(work: Work, cold: Coding, shared: Shared): Promis
   }
   const seen = shared.memo.encoded(md5, cold, coldAt) !== undefined;
   const bytes = await encoded(work, cold, coldAt, shared);
-  // Seen before, so hot, and no upgrade known: ask for one. While it waits this answer is provisional, not a prepared hit.
+  // Seen before, so hot, and no upgrade known: ask for one. A prepared hit made of this answer lasts while it waits.
   const upgradable = hot !== undefined && hotBytes === undefined && (hot !== cold || hotAt !== coldAt);
   if (seen && upgradable && shared.upgrades.request(md5, entity, hot, hotAt, bytes?.length ?? entity.length, ctx.res))
-    state.provisional = true;
+    state.upgradeWaits = () => shared.upgrades.waits(md5, hot!, hotAt);
   return bytes;
 }
 

@@ -68,11 +68,13 @@ export interface CacheRequestState {
   preparedKey: string | undefined;
   preparedEntry: CacheEntry | undefined;
   /**
-   * True when the answer is the cold one while the body's hot upgrade waits
-   * (response/upgrades.ts): it is not remembered as a prepared hit, so a
-   * later hit gets the smaller bytes.
+   * Set when the answer is the cold one while the body's hot upgrade waits
+   * (response/upgrades.ts): true while it still waits. A prepared hit made
+   * of this answer is given only while it does, so the first hit after the
+   * upgrade gets the smaller bytes, and a server too busy to finish the
+   * upgrade still answers its hits the prepared way.
    */
-  provisional: boolean;
+  upgradeWaits: (() => boolean) | undefined;
   /** The response's tag header (`cacheTagHeader`), taken off the response to be stored with the entry. */
   tagHeader: string | undefined;
 }

@@ -68,6 +68,11 @@ export class Upgrades {
     this.#log = log;
   }
 
+  /** Whether the upgrade of entity `md5` to `coding` at `level` waits or runs. */
+  waits(md5: string, coding: Coding, level: number): boolean {
+    return this.#keys.has(`${md5}\0${coding}\0${level}`);
+  }
+
   /** Bodies waiting or under way. */
   get pending(): number {
     return this.#keys.size;
@@ -78,7 +83,7 @@ export class Upgrades {
    * the memo, off the request path.
    *
    * @param response - the response that asked: the queue starts once it is sent (or its client has gone)
-   * @returns true when the upgrade waits or runs (the cold answer is provisional), false when it was refused
+   * @returns true when the upgrade waits or runs (the cold answer holds until it is done), false when it was refused
    */
   request(
     md5: string,

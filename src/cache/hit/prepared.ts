@@ -29,8 +29,8 @@ import { plainGet } from './lru-get.ts';
 interface RequestState {
   readonly onFinish: Array<(ctx: Context) => void | Promise<void>>;
   readonly failed: boolean;
-  /** A cold answer while a smaller one is being made: not worth remembering. */
-  readonly provisional: boolean;
+  /** Set for a cold answer while a smaller one is being made: true while it still is. */
+  readonly upgradeWaits: (() => boolean) | undefined;
 }
 
 /**
@@ -63,6 +63,8 @@ interface Prepared {
   readonly removed: readonly string[];
   /** The body it sent. */
   readonly body: Buffer;
+  /** For cold bytes sent while their upgrade waited: true while it still waits; the answer is stale after. */
+  readonly upgradeWaits: (() => boolean) | undefined;
 }
 
 function sameValue(a: Value, b: Value): boolean {
@@ -132,7 +134,12 @@ export class PreparedHits {
       forEntry !== undefined && forEntry.created === entry.created && forEntry.length === entry.body.length
         ? forEntry.byEncodings.get(encodings)
         : undefined;
-    if (known !== undefined && known.status === response.status && agrees(ctx, known)) {
+    if (
+      known !== undefined &&
+      known.status === response.status &&
+      (known.upgradeWaits === undefined || known.upgradeWaits()) &&
+      agrees(ctx, known)
+    ) {
       const res = ctx.res;
       for (let i = 0; i < known.removed.length; i++) res.removeHeader(known.removed[i]!);
       setBufferBody(ctx, known.body);
@@ -153,7 +160,7 @@ export class PreparedHits {
     encodings: string,
     before: Map<string, Value>,
   ): void {
-    if (state.failed || state.provisional || ctx.status !== 200 || !Buffer.isBuffer(ctx.body)) return;
+    if (state.failed || ctx.status !== 200 || !Buffer.isBuffer(ctx.body)) return;
     const after = snapshot(ctx);
     const set: Array<[string, number | string | readonly string[]]> = [];
     for (const [name, value] of after)
@@ -176,6 +183,7 @@ export class PreparedHits {
       set,
       removed,
       body: ctx.body,
+      upgradeWaits: state.upgradeWaits,
     };
     forEntry.byEncodings.set(encodings, prepared);
     forEntry.bytes += ctx.body.length + encodings.length;
