@@ -248,9 +248,10 @@ test('through the server-side cache: hits are dcz for a client naming a dictiona
     t.is(hit.headers['content-encoding'], 'dcz');
     t.is(decodeDcz(hit.body, dictionary).toString(), page('one'));
     const plain = await server.request('/news', { headers: { 'accept-encoding': dcz } });
-    t.is(
-      plain.headers['content-encoding'],
-      'zstd',
+    // zstd while the entry is cold, br once its hot upgrade has landed (adaptive compression): never dcz.
+    t.regex(
+      String(plain.headers['content-encoding']),
+      /^(zstd|br)$/,
       'a prepared hit never hands dcz to a client without the dictionary',
     );
     t.is(decode(plain).toString(), page('one'));
