@@ -1,9 +1,9 @@
 /**
  * An upgrade of a 4 MiB body, running off the request path, does not block
- * the event loop (every burst of 100 concurrent small requests is answered
- * while it runs, and their p99 before and during it is reported)
- * (monitorEventLoopDelay's max, around the upgrade's start and while it
- * runs). In a file of its own: the upgrade holds the process's one upgrade
+ * the event loop (its longest block of its own, around the upgrade's start
+ * and while it runs, against the same windows without one), and every burst
+ * of 100 concurrent small requests is answered while it runs (their p99
+ * before and during it is reported). In a file of its own: the upgrade holds the process's one upgrade
  * thread for seconds, which would hold up every other test's upgrades.
  */
 import test from 'ava';
@@ -43,9 +43,14 @@ const median = (values: number[]): number => [...values].sort((a, b) => a - b)[v
 const schedstat = `/proc/self/task/${process.pid}/schedstat`;
 const hasSchedstat = existsSync(schedstat);
 
-/** CPU time of the main thread (the event loop's), in ms; 0 where the kernel does not say. */
-function mainThreadCpuMs(): number {
-  return hasSchedstat ? Number(readFileSync(schedstat, 'utf8').split(' ')[0]) / 1e6 : 0;
+/**
+ * The main thread's (the event loop's) CPU time and its time spent waiting for a CPU, both in ms,
+ * from the kernel's per-thread counters; zeros where the kernel does not say.
+ */
+function mainThreadTimes(): { cpu: number; waited: number } {
+  if (!hasSchedstat) return { cpu: 0, waited: 0 };
+  const [cpu, waited] = readFileSync(schedstat, 'utf8').split(' ');
+  return { cpu: Number(cpu) / 1e6, waited: Number(waited) / 1e6 };
 }
 
 test('upgrading a 4 MiB body delays neither 100 concurrent small requests nor the event loop', async (t) => {
@@ -67,27 +72,31 @@ test('upgrading a 4 MiB body delays neither 100 concurrent small requests nor th
     },
   ]);
   /**
-   * Over `ms`: the event loop's longest delay, and its longest block in CPU time of the main thread
-   * (the most CPU it spent between two consecutive turns, read from the kernel's per-thread counter),
-   * which, unlike the delay, does not count the time the OS gives the CPU to other processes.
+   * Over `ms`: the event loop's longest delay, and its longest block: the most time it spent between
+   * two consecutive turns of a 1 ms timer that was its own, neither the timer's sleep nor time the OS
+   * gave the CPU to other processes. Per interval that is the smaller of the thread's CPU time and the
+   * wall time less its wait for a CPU: the kernel brings the CPU counter up to date only when the
+   * thread sleeps or at a scheduler tick (4 ms here), so a loop kept busy by `setImmediate` reads 4 ms
+   * of CPU in a 1 ms interval, while the wall time of an interval also holds the waits the OS imposes.
+   * A block of the loop's own counts in both.
    */
   const window = async (ms: number): Promise<{ max: number; busy: number }> => {
     const delay = monitorEventLoopDelay({ resolution: 1 });
     delay.enable();
     let longest = 0;
-    let last = mainThreadCpuMs();
+    let last = { ...mainThreadTimes(), at: performance.now() };
     let running = true;
     const tick = (): void => {
-      const now = mainThreadCpuMs();
-      longest = Math.max(longest, now - last);
+      const now = { ...mainThreadTimes(), at: performance.now() };
+      longest = Math.max(longest, Math.min(now.cpu - last.cpu, now.at - last.at - (now.waited - last.waited)));
       last = now;
-      if (running) setImmediate(tick);
+      if (running) setTimeout(tick, 1);
     };
-    setImmediate(tick);
+    setTimeout(tick, 1);
     await sleep(ms);
     running = false;
     delay.disable();
-    return { max: delay.max / 1e6, busy: longest };
+    return { max: delay.max / 1e6, busy: hasSchedstat ? longest : 0 };
   };
   const twice = async (path: string, headers: Record<string, string>): Promise<void> => {
     await server.request(path, { headers });
@@ -114,19 +123,17 @@ test('upgrading a 4 MiB body delays neither 100 concurrent small requests nor th
   const show = (list: Array<{ max: number; busy: number }>, key: 'max' | 'busy'): string =>
     list.map((v) => v[key].toFixed(1)).join(', ');
   t.log(`event-loop delay max (ms), with an upgrade: ${show(after, 'max')}; without: ${show(without, 'max')}`);
-  t.log(
-    `longest block, main-thread CPU (ms), with an upgrade: ${show(after, 'busy')}; without: ${show(without, 'busy')}`,
-  );
+  t.log(`the loop's longest block (ms), with an upgrade: ${show(after, 'busy')}; without: ${show(without, 'busy')}`);
   // On this shared machine the OS alone delays an idle loop by 10 to 300 ms at times (measured), so the
-  // delay's max measures the neighbours; the CPU the loop spends in one turn measures the upgrade.
-  // The windows also hold this test's own work (its client, the collector): the loop's longest block
-  // without an upgrade is what the upgrade is held to when that exceeds 5 ms; 1 ms for the reading itself.
+  // delay's max measures the neighbours; the loop's own block measures the upgrade. The windows also
+  // hold this test's own work (its client, the collector): the longest block without an upgrade, plus
+  // 1 ms, is what the upgrade is held to when that exceeds 5 ms. Measured: 1.2 to 2.7 ms with an
+  // upgrade, 0.5 to 1.6 ms without, under two CPU hogs too; a 4 MiB structured clone in one turn reads
+  // 32 ms.
   const longest = median(after.map((v) => v.busy));
-  // The windows without an upgrade read 4.0 to 8.4 ms on a loaded run: the bound is their worst, so that
-  // only a block of the upgrade's own (a 4 MiB copy in one turn costs 90 ms and more) fails.
-  const allowed = Math.max(5, ...without.map((v) => v.busy)) + 1;
-  t.true(longest <= allowed, `the loop's longest block was ${longest.toFixed(1)} ms of CPU (allowed ${allowed})`);
-  if (!hasSchedstat) t.log('no /proc/self/task/PID/schedstat (not Linux): the CPU per turn was not measured');
+  const allowed = Math.max(5, ...without.map((v) => v.busy + 1));
+  t.true(longest <= allowed, `the loop's longest block was ${longest.toFixed(1)} ms (allowed ${allowed.toFixed(1)})`);
+  if (!hasSchedstat) t.log("no /proc/self/task/PID/schedstat (not Linux): the loop's blocks were not measured");
 
   // 2. Concurrent requests while a br 11 upgrade of 4 MiB runs, against the same bursts just before.
   const rounds = 4;
