@@ -38,34 +38,37 @@
  * CPU microseconds per request, the server's cost whatever the client.
  *
  * `--baseline <git-ref>` adds koa-buffer as it was at that commit (bench/baseline.ts)
- * as one more configuration, and rows comparing today's code with it.
+ * and rows comparing today's code with it, measured in ABBA blocks of their
+ * own after the other configurations (bench/harness.ts `paired`).
  *
  * Run: node --import tsx bench/cache.bench.ts [--quick] [--baseline <git-ref>]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { readFileSync } from 'node:fs';
+import type http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { alternate, compare, isMain, quick, sample, type Row, type Sample } from './harness.ts';
+import { alternate, compare, comparePaired, isMain, paired, quick, sample, type Row, type Sample } from './harness.ts';
 import { useBarePrecompressed } from './bare.ts';
 import { htmlPage } from './fixtures/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
-import { generator, load, once, pinned, reportHttp } from './load.ts';
+import { generator, load, once, reportHttp } from './load.ts';
+import {
+  cpuMicros,
+  freshProcessContender,
+  serveToDriver,
+  startServerProcess,
+  untilHot,
+  type ServerProcess,
+} from './server-process.ts';
 import { baselinePackage, baselineRef, buildBaseline } from './baseline.ts';
 
 const self = fileURLToPath(import.meta.url);
 
 type Mode = 'bare' | 'bare-control' | 'ours' | 'koa-cash' | 'baseline';
 
-/** The configurations, in the order measureCoding reads its samples back; `--baseline REF` adds that commit's koa-buffer. */
-const modes: readonly Mode[] = [
-  'bare',
-  'ours',
-  'koa-cash',
-  'bare-control',
-  ...(baselineRef ? ['baseline' as const] : []),
-];
+/**
+ * The configurations alternated, in the order measureCoding reads their samples back; `--baseline REF`
+ * adds that commit's koa-buffer, compared with today's in blocks of new processes of their own.
+ */
+const modes: readonly Mode[] = ['bare', 'ours', 'koa-cash', 'bare-control'];
 
 // --- server side (a child process) -------------------------------------------
 
@@ -115,36 +118,12 @@ async function serveMode(mode: Mode): Promise<void> {
     });
   }
 
-  const server = http.createServer(app.callback() as http.RequestListener); // Koa catches its own errors: its promise never rejects
-  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
-  process.on('disconnect', () => process.exit(0));
+  serveToDriver(app.callback() as http.RequestListener); // Koa catches its own errors: its promise never rejects
 }
 
 // --- driver side ---------------------------------------------------------------
 
-function startServer(mode: Mode): Promise<{ port: number; child: ChildProcess }> {
-  const [cmd, args] = pinned(0, [process.execPath, '--import', 'tsx', self, '--serve', mode]);
-  const child = spawn(cmd, args, {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, KOA_BUFFER_DEBUG: '0' },
-  });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`server ${mode} exited with ${code}`)));
-    child.once('message', (message: { port: number }) => resolve({ port: message.port, child }));
-  });
-}
-
-/** CPU time (user + system) of a process so far, in microseconds; undefined without /proc. */
-function cpuMicros(pid: number): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    // Fields 14 and 15 of stat(5), counted from the state field (3rd) here; in clock ticks of 10 ms (USER_HZ 100).
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return undefined;
-  }
-}
+const startServer = (mode: Mode): Promise<ServerProcess> => startServerProcess(self, mode);
 
 async function main(): Promise<void> {
   ensureBuilt();
@@ -159,7 +138,7 @@ async function main(): Promise<void> {
   const problems: string[] = [];
   for (const coding of ['br', 'gzip'] as const) {
     // New processes for each client coding: see the header comment.
-    const servers = new Map<Mode, Array<{ port: number; child: ChildProcess }>>();
+    const servers = new Map<Mode, ServerProcess[]>();
     try {
       for (const mode of modes) {
         const started = [];
@@ -181,7 +160,7 @@ async function main(): Promise<void> {
 /** The rows of one client coding, measured on `servers` (each mode's processes take the reps in turn). */
 async function measureCoding(
   coding: 'br' | 'gzip',
-  servers: Map<Mode, Array<{ port: number; child: ChildProcess }>>,
+  servers: Map<Mode, ServerProcess[]>,
   { processes, reps, seconds }: { processes: number; reps: number; seconds: number },
   problems: string[],
 ): Promise<Row[]> {
@@ -189,7 +168,8 @@ async function measureCoding(
   const rows: Row[] = [];
   const cpu = new Map<Mode, number[]>();
   const turns = new Map<Mode, number>();
-  const run = (mode: Mode) => async () => {
+  /** One load run on the mode's next process: its req/s and the server's CPU µs per request. */
+  const measure = async (mode: Mode): Promise<{ rps: number; micros: number | undefined }> => {
     const turn = turns.get(mode) ?? 0;
     turns.set(mode, turn + 1);
     const server = servers.get(mode)![turn % processes]!;
@@ -199,14 +179,18 @@ async function measureCoding(
     const after = cpuMicros(pid);
     const micros =
       before !== undefined && after !== undefined && result.total > 0 ? (after - before) / result.total : undefined;
-    if (micros !== undefined) cpu.set(mode, [...(cpu.get(mode) ?? []), micros]);
     if (process.env.KB_BENCH_VERBOSE === '1')
       console.error(
         `${mode} ${coding} p${turn % processes} pid ${pid}: ${result.rps.toFixed(0)} req/s ${micros?.toFixed(1) ?? '?'} µs`,
       );
     if (result.errors > 0 || result.non2xx > 0)
       problems.push(`${mode} ${JSON.stringify(headers)}: ${result.errors} errors, ${result.non2xx} non-2xx`);
-    return result.rps;
+    return { rps: result.rps, micros };
+  };
+  const run = (mode: Mode) => async () => {
+    const { rps, micros } = await measure(mode);
+    if (micros !== undefined) cpu.set(mode, [...(cpu.get(mode) ?? []), micros]);
+    return rps;
   };
   // Warm up: the first request builds the cache entry, the rest warm the JIT and the memo. Twice: the
   // end of a load run resets its connections mid-response, which is new to the JIT too, and after a
@@ -216,19 +200,16 @@ async function measureCoding(
   for (const server of servers.get('ours')!) {
     // A cache entry is hot from its second hit: its smallest encoding is made off the request path.
     // Measure once it is served (an ETag ending in the level, e.g. "…-br11").
-    for (let waited = 0; waited < 60_000; waited += 250) {
-      if (/\d"$/.test((await once(server.port, headers)).headers.etag ?? '')) break;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    await untilHot(server.port, headers);
     const oursHeaders = await once(server.port, headers);
     if (oursHeaders.headers['x-cache'] !== 'HIT')
       problems.push(`ours did not answer from the cache (${coding}): X-Cache ${oursHeaders.headers['x-cache']}`);
   }
-  const [bare, ours, cash, control, baseline] = (await alternate(
+  const [bare, ours, cash, control] = (await alternate(
     modes.map((mode) => ({ name: `${mode} ${coding}`, run: run(mode) })),
     reps,
     'req/s',
-  )) as [Sample, Sample, Sample, Sample, Sample | undefined];
+  )) as [Sample, Sample, Sample, Sample];
   rows.push(
     compare(
       `cache hit, 50 KiB page, ${coding} client: koa-buffer vs bare Koa precompressed`,
@@ -272,11 +253,23 @@ async function measureCoding(
       ),
     );
   }
-  const cpuBaseline = cpuOf('baseline');
-  if (baseline && cpuOurs && cpuBaseline) {
+  if (baselineRef) {
+    // Today's code against the commit given, in ABBA blocks of their own (bench/harness.ts `paired`), each run
+    // on a new process measured inside one load run (bench/server-process.ts): a regression worth catching is 5%.
+    const contender = (mode: Mode) =>
+      freshProcessContender(self, mode, `${mode} ${coding}`, headers, problems, async (server) => {
+        // Hot bytes first for today's code, as on every other row; the first request stores the entry.
+        if (mode === 'ours') await untilHot(server.port, headers);
+        else await once(server.port, headers);
+      });
+    const [rps, micros] = await paired(contender('ours'), contender('baseline'), quick ? 1 : 6, [
+      { unit: 'req/s', higherIsBetter: true },
+      { unit: 'µs CPU/req', higherIsBetter: false },
+    ]);
     const against = `koa-buffer vs itself at ${baselineRef}`;
-    rows.push(compare(`cache hit, ${coding} client: ${against}`, ours, baseline, true, '>= 0.95'));
-    rows.push(compare(`server CPU per request, ${coding} client: ${against}`, cpuOurs, cpuBaseline, false, '>= 0.95'));
+    rows.push(comparePaired(`cache hit, ${coding} client: ${against}`, rps!, '>= 0.95'));
+    if (Number.isFinite(micros!.ratio.median))
+      rows.push(comparePaired(`server CPU per request, ${coding} client: ${against}`, micros!, '>= 0.95'));
   }
   const drift = control.median / bare.median;
   rows.push({
@@ -284,7 +277,7 @@ async function measureCoding(
     note: drift < 0.9 || drift > 1.1 ? 'REJECTED: drift over 10%, the machine was too busy' : 'within 10%',
   });
   const wire: Partial<Record<Mode, Sample>> = {};
-  for (const mode of ['ours', 'koa-cash', 'bare', ...(baselineRef ? ['baseline' as const] : [])] as const) {
+  for (const mode of ['ours', 'koa-cash', 'bare'] as const) {
     const r = await once(servers.get(mode)![0]!.port, headers);
     wire[mode] = { name: mode, median: r.bytes, min: r.bytes, max: r.bytes, unit: 'B' };
     rows.push({

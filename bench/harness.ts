@@ -81,6 +81,70 @@ export async function alternate(
   return contenders.map((c, i) => sample(c.name, results[i]!, unit));
 }
 
+/** One contender of {@link paired}: each run measures several figures at once (say req/s and CPU µs). */
+export interface PairedContender {
+  name: string;
+  run: () => Promise<number[]>;
+}
+
+/** A figure measured by {@link paired}: its unit, and whether a higher value is better. */
+export interface PairedFigure {
+  unit: string;
+  higherIsBetter: boolean;
+}
+
+/**
+ * Compares two contenders in ABBA blocks: `a`, `b`, `b`, `a`, each block
+ * giving one ratio per figure ((a₁ + a₂) / (b₁ + b₂), oriented so that > 1
+ * means `a` is better). A shared machine's capacity drifts over seconds (a
+ * neighbour's burst lowers every contender measured meanwhile); a ratio taken
+ * within a block cancels a drift that is linear over the block, where
+ * medians of reps seconds apart do not. The ratio reported is the median of
+ * the blocks'.
+ *
+ * @returns per figure: `a`'s and `b`'s reps, and the blocks' ratios
+ */
+export async function paired(
+  a: PairedContender,
+  b: PairedContender,
+  blocks: number,
+  figures: readonly PairedFigure[],
+): Promise<Array<{ a: Sample; b: Sample; ratio: Sample }>> {
+  const as = figures.map(() => [] as number[]);
+  const bs = figures.map(() => [] as number[]);
+  const ratios = figures.map(() => [] as number[]);
+  for (let block = 0; block < blocks; block++) {
+    const a1 = await a.run();
+    const b1 = await b.run();
+    const b2 = await b.run();
+    const a2 = await a.run();
+    figures.forEach((figure, i) => {
+      const [sumA, sumB] = [a1[i]! + a2[i]!, b1[i]! + b2[i]!];
+      as[i]!.push(a1[i]!, a2[i]!);
+      bs[i]!.push(b1[i]!, b2[i]!);
+      ratios[i]!.push(figure.higherIsBetter ? sumA / sumB : sumB / sumA);
+    });
+  }
+  return figures.map((figure, i) => ({
+    a: sample(a.name, as[i]!, figure.unit),
+    b: sample(b.name, bs[i]!, figure.unit),
+    ratio: sample(`${a.name} / ${b.name}`, ratios[i]!, '×'),
+  }));
+}
+
+/** A row from {@link paired}'s result: the ratio is the median of the blocks', its spread in the note. */
+export function comparePaired(figure: string, result: { a: Sample; b: Sample; ratio: Sample }, target?: string): Row {
+  const { ratio } = result;
+  return {
+    figure,
+    ours: result.a,
+    peer: result.b,
+    ratio: ratio.median,
+    ...(target ? { target } : {}),
+    note: `median of ABBA blocks' ratios (${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)})`,
+  };
+}
+
 /** A row comparing ours with a peer; `higherIsBetter` orients the ratio. */
 export function compare(
   figure: string,

@@ -20,20 +20,25 @@
  * cold. Bytes rows compare what each stack puts on the wire.
  *
  * `--baseline <git-ref>` adds koa-buffer as it was at that commit (bench/baseline.ts)
- * serving the repeated page, and a row comparing today's code with it.
+ * serving the repeated page, and a row comparing today's code with it,
+ * measured in ABBA blocks of new processes (bench/server-process.ts).
  *
  * Run: node --import tsx bench/http.bench.ts [--quick] [--baseline <git-ref>]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { alternate, compare, isMain, quick, sample, type Row, type Sample } from './harness.ts';
+import { alternate, compare, comparePaired, isMain, paired, quick, sample, type Row, type Sample } from './harness.ts';
 import { useBarePrecompressed } from './bare.ts';
 import { htmlPage } from './fixtures/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
-import { load, once, pinned, reportHttp } from './load.ts';
+import { load, once, reportHttp } from './load.ts';
+import {
+  freshProcessContender,
+  serveToDriver,
+  startServerProcess,
+  untilHot,
+  type ServerProcess,
+} from './server-process.ts';
 import { baselinePackage, baselineRef, buildBaseline } from './baseline.ts';
 
 const self = fileURLToPath(import.meta.url);
@@ -76,69 +81,20 @@ async function serveMode(mode: Mode): Promise<void> {
     });
   }
 
-  const delay = monitorEventLoopDelay({ resolution: 1 });
-  const server = http.createServer(app.callback() as http.RequestListener); // Koa catches its own errors: its promise never rejects
-  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
-  process.on('message', (message: { cmd: string }) => {
-    if (message.cmd === 'delay-start') {
-      delay.reset();
-      delay.enable();
-      process.send!({ ok: true });
-    } else if (message.cmd === 'delay-stop') {
-      delay.disable();
-      process.send!({ p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 });
-    }
-  });
-  process.on('disconnect', () => process.exit(0));
+  serveToDriver(app.callback() as http.RequestListener); // Koa catches its own errors: its promise never rejects
 }
 
 // --- driver side ---------------------------------------------------------------
 
-interface Server {
-  mode: Mode;
-  port: number;
-  child: ChildProcess;
-  ask(cmd: string): Promise<Record<string, number>>;
-}
-
-function startServer(mode: Mode): Promise<Server> {
-  const [cmd, args] = pinned(0, [process.execPath, '--import', 'tsx', self, '--serve', mode]);
-  const child = spawn(cmd, args, {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, KOA_BUFFER_DEBUG: '0' },
-  });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`server ${mode} exited with ${code}`)));
-    child.once('message', (message: { port: number }) => {
-      resolve({
-        mode,
-        port: message.port,
-        child,
-        ask: (cmd) =>
-          new Promise((res) => {
-            child.once('message', res as never);
-            child.send({ cmd });
-          }),
-      });
-    });
-  });
-}
+const startServer = (mode: Mode): Promise<ServerProcess> => startServerProcess(self, mode);
 
 async function main(): Promise<void> {
   ensureBuilt();
   if (baselineRef) process.env.KB_BENCH_BASELINE_DIR = buildBaseline(baselineRef);
   const reps = quick ? 1 : 5; // five: on a shared machine one rep in three can be a busy one
   const seconds = quick ? 2 : 3;
-  const modes: Mode[] = [
-    'bare',
-    'ours',
-    'ours-nomemo',
-    'ours-changing',
-    'peers',
-    ...(baselineRef ? ['baseline' as const] : []),
-  ];
-  const servers = new Map<Mode, Server>();
+  const modes: Mode[] = ['bare', 'ours', 'ours-nomemo', 'ours-changing', 'peers'];
+  const servers = new Map<Mode, ServerProcess>();
   for (const mode of modes) servers.set(mode, await startServer(mode));
   const rows: Row[] = [];
   const problems: string[] = [];
@@ -159,20 +115,25 @@ async function main(): Promise<void> {
       const headers = { 'accept-encoding': acceptEncoding };
       for (const mode of modes) await load(servers.get(mode)!.port, headers, 1); // warm up (JIT, memo)
       // The repeated page's hot bytes are made off the request path: measure once they are served.
-      for (let waited = 0; waited < 60_000; waited += 250) {
-        const tag = (await once(servers.get('ours')!.port, headers)).headers.etag ?? '';
-        if (/\d"$/.test(tag)) break;
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
-      const [bare, ours, nomemo, changing, peers, baseline] = (await alternate(
+      await untilHot(servers.get('ours')!.port, headers);
+      const [bare, ours, nomemo, changing, peers] = (await alternate(
         modes.map((mode) => ({ name: `${mode} ${coding}`, run: run(mode, headers, 200) })),
         reps,
         'req/s',
-      )) as [Sample, Sample, Sample, Sample, Sample, Sample | undefined];
-      if (baseline)
-        rows.push(
-          compare(`50 KiB page, ${coding}, koa-buffer vs itself at ${baselineRef}`, ours, baseline, true, '>= 0.95'),
-        );
+      )) as [Sample, Sample, Sample, Sample, Sample];
+      if (baselineRef) {
+        // Today's code against the commit given, in ABBA blocks of new processes, each measured inside one
+        // load run (bench/server-process.ts): a regression worth catching is 5%.
+        const contender = (mode: Mode) =>
+          freshProcessContender(self, mode, `${mode} ${coding}`, headers, problems, async (server) => {
+            if (mode === 'ours') await untilHot(server.port, headers);
+          });
+        const [rps] = await paired(contender('ours'), contender('baseline'), quick ? 1 : 5, [
+          { unit: 'req/s', higherIsBetter: true },
+          { unit: 'µs CPU/req', higherIsBetter: false },
+        ]);
+        rows.push(comparePaired(`50 KiB page, ${coding}, koa-buffer vs itself at ${baselineRef}`, rps!, '>= 0.95'));
+      }
       rows.push(compare(`50 KiB page, ${coding}, same bytes per request (memo)`, ours, peers, true, '>= 10'));
       rows.push(compare(`50 KiB page, ${coding}, memo vs bare Koa precompressed`, ours, bare, true, '>= 0.65'));
       // A report: the changing-body row below is the target for bodies the memo cannot help.

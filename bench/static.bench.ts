@@ -15,19 +15,17 @@
  *
  * Run: node --import tsx bench/static.bench.ts [--quick]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { alternate, compare, isMain, quick, sample, type Row, type Sample } from './harness.ts';
 import { htmlPage } from './fixtures/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
-import { load, once, pinned, reportHttp } from './load.ts';
+import { load, once, reportHttp } from './load.ts';
+import { serveToDriver, startServerProcess, type ServerProcess } from './server-process.ts';
 
 const self = fileURLToPath(import.meta.url);
 
@@ -70,58 +68,25 @@ async function serveMode(mode: Mode, dir: string): Promise<void> {
     app.use(serveStatic(dir));
   }
 
-  const delay = monitorEventLoopDelay({ resolution: 1 });
   let peakRss = 0;
   let sampler: NodeJS.Timeout | undefined;
-  const server = http.createServer(app.callback() as http.RequestListener); // Koa catches its own errors
-  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
-  process.on('message', (message: { cmd: string }) => {
-    if (message.cmd === 'delay-start') {
-      delay.reset();
-      delay.enable();
-      process.send!({ ok: true });
-    } else if (message.cmd === 'delay-stop') {
-      delay.disable();
-      process.send!({ p99: delay.percentile(99) / 1e6 });
-    } else if (message.cmd === 'rss-start') {
+  // Koa catches its own errors: its promise never rejects.
+  serveToDriver(app.callback() as http.RequestListener, {
+    'rss-start': () => {
       peakRss = process.memoryUsage().rss;
       sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20);
-      process.send!({ rss: peakRss });
-    } else if (message.cmd === 'rss-stop') {
+      return { rss: peakRss };
+    },
+    'rss-stop': () => {
       clearInterval(sampler);
-      process.send!({ peak: peakRss });
-    }
+      return { peak: peakRss };
+    },
   });
-  process.on('disconnect', () => process.exit(0));
 }
 
 // --- driver side ---------------------------------------------------------------
 
-interface Server {
-  port: number;
-  child: ChildProcess;
-  ask(cmd: string): Promise<Record<string, number>>;
-}
-
-function startServer(mode: Mode, dir: string): Promise<Server> {
-  const [cmd, args] = pinned(0, [process.execPath, '--import', 'tsx', self, '--serve', mode, dir]);
-  const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`server ${mode} exited with ${code}`)));
-    child.once('message', (message: { port: number }) => {
-      resolve({
-        port: message.port,
-        child,
-        ask: (command) =>
-          new Promise((res) => {
-            child.once('message', res as never);
-            child.send({ cmd: command });
-          }),
-      });
-    });
-  });
-}
+const startServer = (mode: Mode, dir: string): Promise<ServerProcess> => startServerProcess(self, mode, [dir]);
 
 /** One GET read to the end, discarding the bytes; how many arrived. */
 function drain(port: number, headers: Record<string, string>): Promise<number> {
