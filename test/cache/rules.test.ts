@@ -333,7 +333,9 @@ test('the stored body is the optimised, uncompressed entity; each hit is compres
   for (const coding of ['br', 'gzip', 'zstd', 'identity']) {
     const hit = await server.request('/', { headers: { 'accept-encoding': coding } });
     t.is(hit.headers['x-cache'], 'HIT');
-    t.regex(hit.headers['cache-status'] ?? '', /^koa-buffer; hit; ttl=(599|600)$/);
+    // The TTL left counts down in whole seconds from the store; a loaded CI machine took over 2 s for these four hits.
+    const ttl = Number(/^koa-buffer; hit; ttl=(\d+)$/.exec(hit.headers['cache-status'] ?? '')?.[1]);
+    t.true(ttl > 570 && ttl <= 600, `Cache-Status ${hit.headers['cache-status']}: a hit with up to 600 s left`);
     t.is(hit.headers['content-encoding'], coding === 'identity' ? undefined : coding);
     t.true(decode(hit).equals(squashed), `${coding}: the page`);
     t.is(hit.headers['x-report'], 'monthly', 'headers are replayed');
