@@ -1,5 +1,5 @@
 import test, { type ExecutionContext } from 'ava';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -102,15 +102,34 @@ serial('a busy lock exits 75 at once with one line on stderr', async (t) => {
 
 serial('--wait runs the command once the holder finishes in time', async (t) => {
   const dir = tempDir(t);
-  const first = await holder(t, ['--dir', dir, 'deploy'], 0.6);
-  const second = koaBufferLock(t, ['--dir', dir, '--wait', '10', 'deploy', '--', 'sh', '-c', 'echo second ran']);
-  let firstEnded = 0;
-  void first.exited.then(() => (firstEnded = performance.now()));
+  // The commands write their own order: the lock is free once the first command ends, so the second may
+  // finish before this process has seen the first koa-buffer-lock exit.
+  const log = join(dir, 'order.log');
+  const first = koaBufferLock(t, [
+    '--dir',
+    dir,
+    'deploy',
+    '--',
+    'sh',
+    '-c',
+    `echo holding; sleep 0.6; echo first >> ${log}`,
+  ]);
+  await first.waitForLine((line) => line === 'holding', 'the holder to start');
+  const second = koaBufferLock(t, [
+    '--dir',
+    dir,
+    '--wait',
+    '10',
+    'deploy',
+    '--',
+    'sh',
+    '-c',
+    `echo second ran; echo second >> ${log}`,
+  ]);
   t.is((await second.exited).code, 0);
-  const secondEnded = performance.now();
   t.deepEqual(second.lines, ['second ran']);
   t.is((await first.exited).code, 0);
-  t.true(firstEnded > 0 && firstEnded <= secondEnded, 'the second ran after the first was done');
+  t.is(readFileSync(log, 'utf8'), 'first\nsecond\n', 'the second ran after the first was done');
 });
 
 serial('--wait gives up with 75 when the holder keeps the lock', async (t) => {
