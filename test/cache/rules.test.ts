@@ -185,7 +185,8 @@ test('a store whose get hangs is a bypass after cacheStoreTimeout, never a hung 
   const took = Date.now() - started;
   t.is(response.status, 200);
   t.is(response.headers['cache-status'], 'koa-buffer; fwd=bypass; detail=STORE-ERROR');
-  t.true(took >= 95 && took < 1000, `answered after ${took} ms`);
+  // Far under the hang it stands for; a sanitizer build on a loaded CI machine took 1,129 ms.
+  t.true(took >= 95 && took < 3000, `answered after ${took} ms`);
   t.is(log.count(/cache get .* failed: cache get did not answer within 100 ms/), 1);
 });
 
