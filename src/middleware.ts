@@ -40,12 +40,13 @@ import { Dictionaries } from './response/dictionaries/dictionaries.ts';
 import { codedTag, entityTag } from './response/etag.ts';
 import { httpDate, lastModifiedSeconds } from './response/last-modified.ts';
 import { isHtml, mediaType } from './response/media-types.ts';
-import { RepresentationMemo } from './response/memo.ts';
+import { RepresentationMemo, type KnownEntity } from './response/memo.ts';
+import { MemoAnswers } from './response/memo-answers.ts';
 import { negotiate, type Coding } from './response/negotiate.ts';
 import { optimiseHtml } from './response/optimise.ts';
 import { isNodeReadable, respondWithStream } from './response/stream.ts';
 import { compressionRefusal, noTransform } from './response/switches.ts';
-import { Upgrades } from './response/upgrades.ts';
+import { upgradeMaxSize, Upgrades } from './response/upgrades.ts';
 import { addVary } from './response/vary.ts';
 
 /** What one `buffer()` middleware shares between its requests. */
@@ -61,6 +62,8 @@ interface Shared {
   readonly changing: ChangingBodies;
   /** Compression dictionaries (response/dictionaries/); undefined when off. */
   dictionaries: Dictionaries | undefined;
+  /** The pipeline's answers to bodies the memo recognised, given again (response/memo-answers.ts). */
+  readonly answers: MemoAnswers;
 }
 
 /** A response header as one string; undefined when absent (Koa 3's response.get returns what Node stored). */
@@ -95,6 +98,8 @@ interface Work {
   payload: Buffer;
   /** True when the body changes on every request at this address: no memo, and the ETag hashes the bytes sent. */
   changing: boolean;
+  /** Whether the memo recognised the body: undefined until it has been asked (OPTIMISE asks, or the memo's answer). */
+  recalled: boolean | undefined;
 }
 
 /** A pipeline step; false stops the pipeline (the response is complete). */
@@ -163,6 +168,7 @@ function check(ctx: Context, state: RequestState, shared: Shared): Work | undefi
     hotLevel: undefined,
     payload: EMPTY,
     changing: false,
+    recalled: undefined,
   };
 }
 
@@ -205,24 +211,43 @@ async function digestInSlices(work: Work, shared: Shared): Promise<void> {
 
 // --- 2. OPTIMISE ------------------------------------------------------------
 
-const optimise: Step = async (work, shared) => {
+/** True when OPTIMISE squashes this response: HTML, never a replayed entry (it was optimised when built), no no-transform. */
+function squashed(work: Work): boolean {
+  return work.options.optimiseContent >= 1 && isHtml(work.type) && !work.state.replayed && !noTransform(work.ctx);
+}
+
+/** Sets the variant the entity is made under: the optimisation settings, and what link rewriting reads. */
+function chooseVariant(work: Work, wanted: boolean): void {
   const { ctx, options } = work;
-  // HTML only, and never a replayed entry: it was optimised when it was built.
-  const wanted = options.optimiseContent >= 1 && isHtml(work.type) && !work.state.replayed && !noTransform(ctx);
   const level = options.optimiseContent === 2 ? 2 : 1;
   // Link rewriting depends on the host, path and scheme, so they are part of what made the entity.
   if (wanted)
     work.variant = options.rewriteLinks
       ? `o${level}\0${ctx.request.host}\0${ctx.request.path}\0${ctx.protocol}`
       : `o${level}`;
-  // A body seen before is recognised by comparison, so it is not encoded, optimised or hashed again.
+}
+
+/** Asks the memo for the body: a body seen before is recognised by comparison, so it is not encoded, optimised or hashed again. */
+function recall(work: Work, shared: Shared): KnownEntity | undefined {
   const known = shared.memo.recall(work.source, work.variant);
+  work.recalled = known !== undefined;
   if (known) {
     work.entity = known.entity;
     work.md5 = known.md5;
     work.payload = work.entity;
-    shared.changing.observe(ctx.request.url, true);
-    return true;
+    shared.changing.observe(work.ctx.request.url, true);
+  }
+  return known;
+}
+
+const optimise: Step = async (work, shared) => {
+  const { ctx, options } = work;
+  if (work.recalled) return true;
+  const wanted = squashed(work);
+  const level = options.optimiseContent === 2 ? 2 : 1;
+  if (work.recalled === undefined) {
+    chooseVariant(work, wanted);
+    if (recall(work, shared)) return true;
   }
   const raw = typeof work.source === 'string' ? Buffer.from(work.source) : work.source;
   work.entity = raw;
@@ -252,6 +277,35 @@ const optimise: Step = async (work, shared) => {
       shared.changing.skipsMemo(ctx.request.url);
   return true;
 };
+
+/**
+ * A body the memo recognises, in a request that brings nothing the last
+ * answer to it did not see, gets that answer again (response/memo-answers.ts
+ * lists the conditions): true when it did, and the pipeline is skipped.
+ * Cache entries have their own prepared answers (cache/hit/prepared.ts).
+ */
+function answeredFromMemo(work: Work, shared: Shared): boolean | Promise<boolean> {
+  const { ctx, state, options } = work;
+  if (!shared.memo.enabled || state.replayed || state.storeEntry !== undefined || options !== state.config)
+    return false;
+  const { method, headers } = ctx.request;
+  if (method !== 'GET' && method !== 'HEAD') return false;
+  if (headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) return false;
+  if ((ctx as { compress?: unknown }).compress !== undefined || typeof options.lastModified === 'function')
+    return false;
+  if (shared.dictionaries?.scope(ctx, work.type) !== undefined) return false;
+  chooseVariant(work, squashed(work));
+  const known = recall(work, shared);
+  if (known === undefined) return false;
+  // The Last-Modified VALIDATE would set now: an answer that set another is out of date.
+  if (!options.lastModified || ctx.res.hasHeader('Last-Modified')) return answer(undefined);
+  const seconds = lastModifiedSeconds(options.lastModified, ctx, options);
+  return seconds instanceof Promise ? seconds.then(answer) : answer(seconds);
+
+  function answer(seconds: number | undefined): boolean {
+    return shared.answers.answer(ctx, state, known!, seconds === undefined ? undefined : httpDate(seconds));
+  }
+}
 
 // --- 3. COMPRESS ------------------------------------------------------------
 
@@ -306,6 +360,9 @@ async function encoded(work: Work, coding: Coding, level: number, shared: Shared
   return pending;
 }
 
+/** The `upgradeWaits` of an answer that a prepared answer must not repeat: an upgrade is still to be asked for. */
+const notFinal = (): boolean => false;
+
 /** Bodies below this many bytes are compressed at the fixed level even when cold. */
 const smallBody = 1024;
 
@@ -339,6 +396,8 @@ async function adaptiveEncoded(work: Work, cold: Coding, shared: Shared): Promis
   const upgradable = hot !== undefined && hotBytes === undefined && (hot !== cold || hotAt !== coldAt);
   if (seen && upgradable && shared.upgrades.request(md5, entity, hot, hotAt, bytes?.length ?? entity.length, ctx.res))
     state.upgradeWaits = () => shared.upgrades.waits(md5, hot!, hotAt);
+  // Not seen before, or the queue was full: a later request asks again, so this answer must not be given again.
+  else if (upgradable && entity.length <= upgradeMaxSize) state.upgradeWaits = notFinal;
   return bytes;
 }
 
@@ -524,6 +583,7 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
     upgrades: new Upgrades(memo, log),
     changing: new ChangingBodies(),
     dictionaries: undefined,
+    answers: new MemoAnswers(),
   };
   const cache = new CacheRuntime(config, shared.log);
   shared.dictionaries = Dictionaries.of(config.dictionaries, {
@@ -554,7 +614,11 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
       const whole = work?.stream && (await shared.dictionaries?.whole(ctx, work.stream, work.type));
       if (work && whole) work = { ...work, source: whole, stream: undefined };
       if (work?.stream) await respondWithStream(work.stream, work, shared.log);
-      else if (work) for (const step of pipeline) if (!(await step(work, shared))) break;
+      else if (work) {
+        const answered = answeredFromMemo(work, shared);
+        if (!(answered instanceof Promise ? await answered : answered))
+          for (const step of pipeline) if (!(await step(work, shared))) break;
+      }
     } catch (error) {
       state.failed = true; // a build that threw ends its flight with ERROR
       throw error;

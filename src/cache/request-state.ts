@@ -72,7 +72,9 @@ export interface CacheRequestState {
    * (response/upgrades.ts): true while it still waits. A prepared hit made
    * of this answer is given only while it does, so the first hit after the
    * upgrade gets the smaller bytes, and a server too busy to finish the
-   * upgrade still answers its hits the prepared way.
+   * upgrade still answers its hits the prepared way. A function that
+   * answers false at once marks a cold answer whose upgrade is still to be
+   * asked for (first sighting, or a full queue): never given again.
    */
   upgradeWaits: (() => boolean) | undefined;
   /** The response's tag header (`cacheTagHeader`), taken off the response to be stored with the entry. */

@@ -8,7 +8,7 @@ import type { Context } from 'koa';
 import type { CacheRequestState as RequestState } from '../request-state.ts';
 import type { Messages } from '../../messages.ts';
 import type { CacheEntry } from '../entry.ts';
-import { setBufferBody } from './koa-body.ts';
+import { setBufferBody } from '../../response/koa-body.ts';
 
 /**
  * Puts `entry` into the response and marks the request replayed (OPTIMISE

@@ -1,0 +1,71 @@
+/**
+ * Memo answers: a body the representation memo recognised (a page rendered
+ * again with the same bytes) is answered as the pipeline answered it last
+ * time, by the memo's entity and the request's Accept-Encoding
+ * (prepared-answer.ts says how and when). Without it a repeated page paid
+ * OPTIMISE, COMPRESS and VALIDATE again for a known answer: a third of
+ * koa-buffer's own time on the page.
+ *
+ * The caller checks what the request brings beyond Accept-Encoding: GET or
+ * HEAD, no conditional header, `ctx.compress` unset, the options unchanged,
+ * a `lastModified` that is not a function, no compression dictionary for
+ * the path (its offer depends on the path, which two addresses with one
+ * body do not share). Last-Modified can move while the entity stays (an
+ * edited template whose output did not change): the caller passes the one
+ * the pipeline would set now, and an answer that set another is not given.
+ *
+ * The answers hang off the memo's entity in a WeakMap, so they go when the
+ * memo drops the entity. Their bodies are the memo's own coding entries; one
+ * the memo evicted lives on until its entity goes too.
+ */
+import type { Context } from 'koa';
+import type { KnownEntity } from './memo.ts';
+import {
+  applies,
+  recorded,
+  replay,
+  snapshot,
+  type Prepared,
+  type PreparedState,
+  type Snapshot,
+} from './prepared-answer.ts';
+
+/** At most this many Accept-Encoding values are remembered per entity: browsers send a handful. */
+const encodingsPerEntity = 16;
+
+/** The remembered answers of one middleware's memo. */
+export class MemoAnswers {
+  readonly #byEntity = new WeakMap<KnownEntity, Map<string, Prepared>>();
+
+  /**
+   * Gives the remembered answer for `known` and returns true (the pipeline is
+   * skipped), or returns false and arranges for this run of the pipeline to
+   * be remembered.
+   *
+   * @param ctx - the request, whose body the memo recognised as `known`
+   * @param state - its koa-buffer state
+   * @param known - the memo's entity
+   * @param lastModified - the Last-Modified the pipeline would set now (undefined for none)
+   */
+  answer(ctx: Context, state: PreparedState, known: KnownEntity, lastModified: string | undefined): boolean {
+    const encodings = ctx.request.headers['accept-encoding'] ?? '';
+    const byEncodings = this.#byEntity.get(known);
+    const prepared = byEncodings?.get(encodings);
+    if (prepared !== undefined && prepared.lastModified === lastModified && applies(ctx, prepared)) {
+      replay(ctx, prepared);
+      return true;
+    }
+    const before = snapshot(ctx);
+    state.onFinish.push((done) => this.#remember(done, state, known, encodings, before));
+    return false;
+  }
+
+  #remember(ctx: Context, state: PreparedState, known: KnownEntity, encodings: string, before: Snapshot): void {
+    const prepared = recorded(ctx, state, before);
+    if (prepared === undefined) return;
+    let byEncodings = this.#byEntity.get(known);
+    if (byEncodings === undefined) this.#byEntity.set(known, (byEncodings = new Map()));
+    if (byEncodings.size >= encodingsPerEntity && !byEncodings.has(encodings)) return;
+    byEncodings.set(encodings, prepared);
+  }
+}
