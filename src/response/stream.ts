@@ -30,6 +30,7 @@ import { codingAvailable } from './compress.ts';
 import { notModifiedReason } from './conditional.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { codedTag } from './etag.ts';
+import { feedFile, isPlainFileStream } from './file-feed.ts';
 import { negotiate, type Coding } from './negotiate.ts';
 import { compressionRefusal } from './switches.ts';
 import { addVary } from './vary.ts';
@@ -122,6 +123,9 @@ function encoder(coding: Coding, level: number): Transform {
   }
 }
 
+/** Errors of the source are thrown or handled where it is read (see respondWithStream). */
+const ignoreHere = (): void => undefined;
+
 /**
  * Reworks a response whose body is a Node.js stream: validators, 304, and
  * compression as a stream. Called by the middleware after its CHECK step.
@@ -132,12 +136,17 @@ function encoder(coding: Coding, level: number): Transform {
  */
 export async function respondWithStream(stream: Readable, response: StreamResponse, log: DecisionLog): Promise<void> {
   const { ctx, options } = response;
+  // A file that fails to open says so while the stat below is awaited, when nothing listens yet: an
+  // 'error' without a listener would end the process. Its error is thrown instead, so Koa answers as it
+  // would without koa-buffer (404 for a missing file); later errors reach the pipe that reads the stream.
+  stream.on('error', ignoreHere);
   const { coding, reason } = chooseCoding(response);
   const validated = ctx.response.status === 200 && (ctx.request.method === 'GET' || ctx.request.method === 'HEAD');
   if (validated && options.generateEtag && !ctx.res.hasHeader('ETag')) {
     const tag = await fileStreamTag(stream);
     if (tag !== undefined) ctx.response.set('ETag', tag);
   }
+  if (stream.errored) throw stream.errored;
   const etag = header(ctx, 'ETag');
   if (etag !== undefined && coding !== 'identity') ctx.response.set('ETag', codedTag(etag, coding));
   if (validated && options.generate304) {
@@ -167,10 +176,13 @@ export async function respondWithStream(stream: Readable, response: StreamRespon
   // HEAD: the headers say what a GET would get; Koa sends no body and destroys the unread stream.
   if (ctx.request.method === 'HEAD') return;
   const compressor = encoder(coding, options.compressionLevels[coding]);
-  pipeline(stream, compressor, (error) => {
-    // Koa's pipeline from the compressor to the socket ends the response; this only records why.
-    if (error && (error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE')
-      log.error('log_stream_failed', { error: error.message });
-  });
+  // Koa's pipe from the compressor to the socket ends the response; these only record why it failed.
+  if (isPlainFileStream(stream))
+    void feedFile(stream, compressor, (error) => log.error('log_stream_failed', { error: error.message }));
+  else
+    pipeline(stream, compressor, (error) => {
+      if (error && (error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE')
+        log.error('log_stream_failed', { error: error.message });
+    });
   ctx.response.body = compressor;
 }
