@@ -15,17 +15,16 @@
  *
  * Run: node --import tsx bench/near-cache.bench.ts [--quick]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { alternate, compare, isMain, median, percentile, quick, sample, type Row, type Sample } from './harness.ts';
 import { htmlPage } from './fixtures/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
-import { generator, load, once, pinned, reportHttp } from './load.ts';
+import { generator, load, once, reportHttp } from './load.ts';
+import { serveToDriver, startServerProcess, type ServerProcess } from './server-process.ts';
 import { startServer as startRedis } from '../test/helpers/redis-server.ts';
 
 const self = fileURLToPath(import.meta.url);
@@ -67,26 +66,13 @@ async function serveMode(mode: Mode, cache: string): Promise<void> {
     ctx.type = 'html';
     ctx.body = `${lines.join('')}<!-- build ${process.pid}.${builds} -->`;
   });
-  const server = http.createServer(app.callback() as http.RequestListener); // Koa catches its own errors
-  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
-  process.on('disconnect', () => process.exit(0));
+  serveToDriver(app.callback() as http.RequestListener); // Koa catches its own errors: its promise never rejects
 }
 
 // --- driver side ---------------------------------------------------------------
 
-function startServer(mode: Mode, cache: string, pin: boolean): Promise<{ port: number; child: ChildProcess }> {
-  const argv = [process.execPath, '--import', 'tsx', self, '--serve', mode, cache];
-  const [cmd, args] = pin ? pinned(0, argv) : [argv[0]!, argv.slice(1)];
-  const child = spawn(cmd, args, {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, KOA_BUFFER_DEBUG: '0' },
-  });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`server ${mode} exited with ${code}`)));
-    child.once('message', (message: { port: number }) => resolve({ port: message.port, child }));
-  });
-}
+const startServer = (mode: Mode, cache: string, pin: boolean): Promise<ServerProcess> =>
+  startServerProcess(self, mode, [cache], { pin });
 
 function body(port: number, path: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -133,7 +119,7 @@ async function main(): Promise<void> {
   ensureBuilt();
   const dir = mkdtempSync(join(tmpdir(), 'kb-near-bench-'));
   const redis = await startRedis().catch(() => undefined);
-  const servers: Array<{ port: number; child: ChildProcess }> = [];
+  const servers: ServerProcess[] = [];
   const rows: Row[] = [];
   const problems: string[] = [];
   if (redis === undefined) problems.push('redis-server is missing: the Redis rows were not measured');

@@ -64,10 +64,17 @@ export function serveToDriver(
  * Driver side: starts `script --serve mode` (plus `args`) pinned to core 0 and
  * resolves once it listens.
  *
+ * @param options.pin - false to leave the process on every core (two servers that talk to each other)
  * @throws Error naming the mode when the process exits before it listens
  */
-export function startServerProcess(script: string, mode: string, args: string[] = []): Promise<ServerProcess> {
-  const [cmd, rest] = pinned(0, [process.execPath, '--import', 'tsx', script, '--serve', mode, ...args]);
+export function startServerProcess(
+  script: string,
+  mode: string,
+  args: string[] = [],
+  options: { pin?: boolean } = {},
+): Promise<ServerProcess> {
+  const argv = [process.execPath, '--import', 'tsx', script, '--serve', mode, ...args];
+  const [cmd, rest] = options.pin === false ? [argv[0]!, argv.slice(1)] : pinned(0, argv);
   const child = spawn(cmd, rest, {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, KOA_BUFFER_DEBUG: '0' },

@@ -16,24 +16,21 @@
  * thread in slices, the thread gets it), then the bursts; the run checks
  * the upgrade was still under way when they ended. The "without" windows
  * have the same quiet half second. Inside the server, each window reads the event-loop
- * delay (monitorEventLoopDelay's max) and the longest block in main-thread
- * CPU time between two turns (/proc/self/task/PID/schedstat), which, unlike
- * the delay, does not count the time the OS gives the core to the other
- * processes of this shared machine.
+ * delay (monitorEventLoopDelay's max) and the loop's longest block of its
+ * own (bench/loop-blocks.ts), which, unlike the delay, does not count the
+ * time the OS gives the core to the other processes of this shared machine.
  *
  * Run: node --import tsx bench/upgrade-latency.bench.ts [--quick]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { compare, isMain, percentile, quick, sample, type Row } from './harness.ts';
 import { htmlPage } from './fixtures/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
-import { pinned, reportHttp } from './load.ts';
+import { reportHttp } from './load.ts';
+import { hasSchedstat, LoopBlocks } from './loop-blocks.ts';
+import { serveToDriver, startServerProcess, type ServerProcess } from './server-process.ts';
 
 const self = fileURLToPath(import.meta.url);
 const reps = quick ? 2 : 5;
@@ -60,69 +57,24 @@ async function serve(): Promise<void> {
     ctx.body = bigs[Number(ctx.query.n ?? 0)];
   });
 
-  const schedstat = `/proc/self/task/${process.pid}/schedstat`;
-  const hasSchedstat = existsSync(schedstat);
-  const cpuMs = (): number => (hasSchedstat ? Number(readFileSync(schedstat, 'utf8').split(' ')[0]) / 1e6 : 0);
-  const delay = monitorEventLoopDelay({ resolution: 1 });
-  let watching = false;
-  let longest = 0;
-  let last = 0;
-  const tick = (): void => {
-    const now = cpuMs();
-    longest = Math.max(longest, now - last);
-    last = now;
-    if (watching) setImmediate(tick);
-  };
-  process.on('message', (message: { cmd: string }) => {
-    if (message.cmd === 'watch-start') {
-      delay.reset();
-      delay.enable();
-      watching = true;
-      longest = 0;
-      last = cpuMs();
-      setImmediate(tick);
-      process.send!({ ok: true });
-    } else if (message.cmd === 'watch-stop') {
-      watching = false;
-      delay.disable();
-      process.send!({ max: delay.max / 1e6, busy: hasSchedstat ? longest : Number.NaN });
-    }
+  const watch = new LoopBlocks();
+  serveToDriver(app.callback() as http.RequestListener, {
+    'watch-start': () => {
+      watch.start();
+      return { ok: 1 };
+    },
+    'watch-stop': () => {
+      const seen = watch.stop();
+      return { max: seen.max, busy: hasSchedstat ? seen.busy : Number.NaN };
+    },
   });
-  const server = http.createServer(app.callback() as http.RequestListener);
-  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
-  process.on('disconnect', () => process.exit(0));
 }
 
 // --- driver side ---------------------------------------------------------------
 
-interface Server {
-  port: number;
-  child: ChildProcess;
-  ask(cmd: string): Promise<Record<string, number>>;
-}
+type Server = ServerProcess;
 
-function startServer(): Promise<Server> {
-  const [cmd, args] = pinned(0, [process.execPath, '--import', 'tsx', self, '--serve']);
-  const child = spawn(cmd, args, {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, KOA_BUFFER_DEBUG: '0' },
-  });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-    child.once('message', (message: { port: number }) =>
-      resolve({
-        port: message.port,
-        child,
-        ask: (command) =>
-          new Promise((res) => {
-            child.once('message', res as never);
-            child.send({ cmd: command });
-          }),
-      }),
-    );
-  });
-}
+const startServer = (): Promise<Server> => startServerProcess(self, 'upgrade');
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: burstSize });
 
@@ -223,7 +175,7 @@ async function main(): Promise<void> {
     ),
     {
       ...compare(
-        "event loop's longest block, main-thread CPU per turn, no requests: the half second after queueing vs without",
+        "event loop's longest block of its own, no requests: the half second after queueing vs without",
         sample('during', quietBusy.during, 'ms'),
         sample('without', quietBusy.without, 'ms'),
         false,
@@ -233,7 +185,7 @@ async function main(): Promise<void> {
     },
     {
       ...compare(
-        "event loop's longest block, main-thread CPU per turn, in the bursts: during the upgrade vs without",
+        "event loop's longest block of its own, in the bursts: during the upgrade vs without",
         sample('during', busy.during, 'ms'),
         sample('without', busy.without, 'ms'),
         false,

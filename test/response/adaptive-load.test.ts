@@ -8,11 +8,10 @@
  */
 import test from 'ava';
 import http from 'node:http';
-import { existsSync, readFileSync } from 'node:fs';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buffer } from '../../src/middleware.ts';
 import { upgradeMaxSize } from '../../src/response/upgrades.ts';
+import { hasSchedstat, LoopBlocks, type LoopWindow } from '../../bench/loop-blocks.ts';
 import { htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 
 const upgraded = /^recompressed /;
@@ -40,19 +39,6 @@ function p99(values: number[]): number {
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 
-const schedstat = `/proc/self/task/${process.pid}/schedstat`;
-const hasSchedstat = existsSync(schedstat);
-
-/**
- * The main thread's (the event loop's) CPU time and its time spent waiting for a CPU, both in ms,
- * from the kernel's per-thread counters; zeros where the kernel does not say.
- */
-function mainThreadTimes(): { cpu: number; waited: number } {
-  if (!hasSchedstat) return { cpu: 0, waited: 0 };
-  const [cpu, waited] = readFileSync(schedstat, 'utf8').split(' ');
-  return { cpu: Number(cpu) / 1e6, waited: Number(waited) / 1e6 };
-}
-
 test('upgrading a 4 MiB body delays neither 100 concurrent small requests nor the event loop', async (t) => {
   t.timeout(240_000);
   const logger = recordingLogger();
@@ -71,32 +57,12 @@ test('upgrading a 4 MiB body delays neither 100 concurrent small requests nor th
       if (ctx.path === '/pinned') ctx.state.buffer = { adaptiveCompression: false }; // never upgraded
     },
   ]);
-  /**
-   * Over `ms`: the event loop's longest delay, and its longest block: the most time it spent between
-   * two consecutive turns of a 1 ms timer that was its own, neither the timer's sleep nor time the OS
-   * gave the CPU to other processes. Per interval that is the smaller of the thread's CPU time and the
-   * wall time less its wait for a CPU: the kernel brings the CPU counter up to date only when the
-   * thread sleeps or at a scheduler tick (4 ms here), so a loop kept busy by `setImmediate` reads 4 ms
-   * of CPU in a 1 ms interval, while the wall time of an interval also holds the waits the OS imposes.
-   * A block of the loop's own counts in both.
-   */
-  const window = async (ms: number): Promise<{ max: number; busy: number }> => {
-    const delay = monitorEventLoopDelay({ resolution: 1 });
-    delay.enable();
-    let longest = 0;
-    let last = { ...mainThreadTimes(), at: performance.now() };
-    let running = true;
-    const tick = (): void => {
-      const now = { ...mainThreadTimes(), at: performance.now() };
-      longest = Math.max(longest, Math.min(now.cpu - last.cpu, now.at - last.at - (now.waited - last.waited)));
-      last = now;
-      if (running) setTimeout(tick, 1);
-    };
-    setTimeout(tick, 1);
+  /** Over `ms`: the event loop's longest delay, and its longest block of its own (bench/loop-blocks.ts). */
+  const window = async (ms: number): Promise<LoopWindow> => {
+    const watch = new LoopBlocks();
+    watch.start();
     await sleep(ms);
-    running = false;
-    delay.disable();
-    return { max: delay.max / 1e6, busy: hasSchedstat ? longest : 0 };
+    return watch.stop();
   };
   const twice = async (path: string, headers: Record<string, string>): Promise<void> => {
     await server.request(path, { headers });
@@ -108,8 +74,8 @@ test('upgrading a 4 MiB body delays neither 100 concurrent small requests nor th
   // against the same half second after the same response that queues none. gzip 9 upgrades, quick, so
   // that each trial starts its own.
   const gzip = { 'accept-encoding': 'gzip' };
-  const after: Array<{ max: number; busy: number }> = [];
-  const without: Array<{ max: number; busy: number }> = [];
+  const after: LoopWindow[] = [];
+  const without: LoopWindow[] = [];
   for (let i = 0; i < trials; i++) {
     await twice('/pinned', gzip);
     without.push(await window(500));
@@ -120,8 +86,7 @@ test('upgrading a 4 MiB body delays neither 100 concurrent small requests nor th
     const until = Date.now() + 120_000;
     while (logger.count(upgraded) === done && Date.now() < until) await sleep(50);
   }
-  const show = (list: Array<{ max: number; busy: number }>, key: 'max' | 'busy'): string =>
-    list.map((v) => v[key].toFixed(1)).join(', ');
+  const show = (list: LoopWindow[], key: 'max' | 'busy'): string => list.map((v) => v[key].toFixed(1)).join(', ');
   t.log(`event-loop delay max (ms), with an upgrade: ${show(after, 'max')}; without: ${show(without, 'max')}`);
   t.log(`the loop's longest block (ms), with an upgrade: ${show(after, 'busy')}; without: ${show(without, 'busy')}`);
   // On this shared machine the OS alone delays an idle loop by 10 to 300 ms at times (measured), so the
