@@ -35,7 +35,11 @@ export interface LoadResult {
   total: number;
   non2xx: number;
   errors: number;
+  /** Bytes received a second, headers included, and the part of a response still arriving when the run ended. */
+  bytesPerSecond: number;
 }
+
+const units: Record<string, number> = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3, TB: 1024 ** 4 };
 
 /** One run of `seconds` against 127.0.0.1:port with `connections` connections. */
 export function load(
@@ -73,11 +77,13 @@ function wrk(port: number, headers: Record<string, string>, seconds: number, con
     const total = number(/(\d+) requests in/);
     if (!/Requests\/sec:/.test(out)) throw new Error('no Requests/sec line');
     const errors = [...out.matchAll(/(connect|read|write|timeout) (\d+)/g)].reduce((sum, m) => sum + Number(m[2]), 0);
+    const transfer = /Transfer\/sec:\s+([\d.]+)([KMGT]?B)/.exec(out);
     return {
       rps: number(/Requests\/sec:\s+([\d.]+)/),
       total,
       non2xx: number(/Non-2xx or 3xx responses: (\d+)/),
       errors,
+      bytesPerSecond: transfer ? Number(transfer[1]) * units[transfer[2]!]! : 0,
     };
   });
 }
@@ -102,8 +108,19 @@ function autocannon(
       `http://127.0.0.1:${port}/`,
     ],
     (out) => {
-      const json = JSON.parse(out) as { requests: { average: number; total: number }; non2xx: number; errors: number };
-      return { rps: json.requests.average, total: json.requests.total, non2xx: json.non2xx, errors: json.errors };
+      const json = JSON.parse(out) as {
+        requests: { average: number; total: number };
+        throughput: { average: number };
+        non2xx: number;
+        errors: number;
+      };
+      return {
+        rps: json.requests.average,
+        total: json.requests.total,
+        non2xx: json.non2xx,
+        errors: json.errors,
+        bytesPerSecond: json.throughput.average,
+      };
     },
   );
 }

@@ -11,7 +11,10 @@
  * Method as in http.bench.ts: servers in child processes pinned to core 0,
  * the load generator on core 1, 4 connections (each request compresses
  * 5 MiB), configurations alternating rep by rep (5 × 3 s, 1 × 2 s with
- * --quick), medians with their spread.
+ * --quick), medians with their spread. Requests a second are the bytes
+ * received a second over the bytes of one response (each stack sends the
+ * same bytes): whole responses, about 18 a run, would move by 5% with one
+ * response more or less.
  *
  * Run: node --import tsx bench/static.bench.ts [--quick]
  */
@@ -115,6 +118,10 @@ async function main(): Promise<void> {
     for (const coding of ['br', 'gzip'] as const) {
       const headers = { 'accept-encoding': coding };
       const delays: Record<'ours' | 'peers', number[]> = { ours: [], peers: [] };
+      const [oursOnce, peersOnce] = [await once(servers.ours.port, headers), await once(servers.peers.port, headers)];
+      const sizes = { ours: oursOnce.bytes, peers: peersOnce.bytes };
+      // Requests a second from the bytes received: a run of 3 s completes about 18 responses, so a count of
+      // whole responses moves by 5% with one response more or less; the bytes count the one still arriving.
       const run = (mode: 'ours' | 'peers') => async () => {
         const server = servers[mode];
         await server.ask('delay-start');
@@ -122,7 +129,7 @@ async function main(): Promise<void> {
         delays[mode].push((await server.ask('delay-stop')).p99!);
         if (result.errors > 0 || result.non2xx > 0)
           problems.push(`${mode} ${coding}: ${result.errors} errors, ${result.non2xx} non-2xx`);
-        return result.rps;
+        return result.bytesPerSecond > 0 ? result.bytesPerSecond / sizes[mode] : result.rps;
       };
       for (const mode of ['ours', 'peers'] as const) await load(servers[mode].port, headers, 1, 4); // warm up
       const [ours, peers] = (await alternate(
@@ -143,7 +150,6 @@ async function main(): Promise<void> {
           '>= 1.0',
         ),
       );
-      const [oursOnce, peersOnce] = [await once(servers.ours.port, headers), await once(servers.peers.port, headers)];
       for (const [name, r] of [
         ['ours', oursOnce],
         ['peers', peersOnce],
