@@ -31,7 +31,7 @@ export function isPlainFileStream(stream: unknown): stream is ReadStream {
 }
 
 /** The stream's descriptor, once it has opened its file (rejects if the open fails). */
-function descriptor(stream: ReadStream): Promise<number> {
+export function fileDescriptor(stream: ReadStream): Promise<number> {
   const fd = (stream as ReadStream & { fd: number | null }).fd;
   if (typeof fd === 'number') return Promise.resolve(fd);
   if (stream.destroyed) return Promise.reject(stream.errored ?? new Error('the file stream was destroyed'));
@@ -91,7 +91,7 @@ export async function feedFile(
   // The write of one buffer may still be running while the other is filled: a buffer is reused once its write is done.
   const writing: Array<Promise<void> | undefined> = [undefined, undefined];
   try {
-    const fd = await descriptor(stream);
+    const fd = await fileDescriptor(stream);
     for (let turn = 0; position <= last; turn ^= 1) {
       await writing[turn];
       const buffer = buffers[turn]!;

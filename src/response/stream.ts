@@ -30,7 +30,7 @@ import { codingAvailable } from './compress.ts';
 import { notModifiedReason } from './conditional.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { codedTag } from './etag.ts';
-import { feedFile, isPlainFileStream } from './file-feed.ts';
+import { feedFile, fileDescriptor, isPlainFileStream } from './file-feed.ts';
 import { negotiate, type Coding } from './negotiate.ts';
 import { compressionRefusal } from './switches.ts';
 import { addVary } from './vary.ts';
@@ -175,10 +175,12 @@ export async function respondWithStream(stream: Readable, response: StreamRespon
   log.debug('log_stream_coding', { coding });
   // HEAD: the headers say what a GET would get; Koa sends no body and destroys the unread stream.
   if (ctx.request.method === 'HEAD') return;
+  // A file that fails to open, even after the stat above, is thrown while nothing is sent yet: Koa answers 500.
+  const feeds = isPlainFileStream(stream);
+  if (feeds) await fileDescriptor(stream);
   const compressor = encoder(coding, options.compressionLevels[coding]);
   // Koa's pipe from the compressor to the socket ends the response; these only record why it failed.
-  if (isPlainFileStream(stream))
-    void feedFile(stream, compressor, (error) => log.error('log_stream_failed', { error: error.message }));
+  if (feeds) void feedFile(stream, compressor, (error) => log.error('log_stream_failed', { error: error.message }));
   else
     pipeline(stream, compressor, (error) => {
       if (error && (error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE')
