@@ -3,8 +3,10 @@
  * again with the same bytes) is answered as the pipeline answered it last
  * time, by the memo's entity and the request's Accept-Encoding
  * (prepared-answer.ts says how and when). Without it a repeated page paid
- * OPTIMISE, COMPRESS and VALIDATE again for a known answer: a third of
- * koa-buffer's own time on the page.
+ * OPTIMISE, COMPRESS and VALIDATE again for a known answer; the answer given
+ * again took a fifth off the server's CPU per repeated 50 KiB page
+ * (docs/decisions.md, "A repeated page is held against bare Koa doing the
+ * same render").
  *
  * The caller checks what the request brings beyond Accept-Encoding: GET or
  * HEAD, no conditional header, `ctx.compress` unset, the options unchanged,
