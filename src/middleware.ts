@@ -298,8 +298,7 @@ function answeredFromMemo(work: Work, shared: Shared): boolean | Promise<boolean
   const known = recall(work, shared);
   if (known === undefined) return false;
   // The Last-Modified VALIDATE would set now: an answer that set another is out of date.
-  if (!options.lastModified || ctx.res.hasHeader('Last-Modified')) return answer(undefined);
-  const seconds = lastModifiedSeconds(options.lastModified, ctx, options);
+  const seconds = generatedLastModified(ctx, options);
   return seconds instanceof Promise ? seconds.then(answer) : answer(seconds);
 
   function answer(seconds: number | undefined): boolean {
@@ -470,6 +469,20 @@ const store: Step = async (work) => {
 
 // --- 5. VALIDATE ------------------------------------------------------------
 
+/**
+ * The Last-Modified VALIDATE sets on this response, in seconds: undefined
+ * when `lastModified` is off, the response has its own, or nothing is known.
+ * The memo's answers are checked against it too (answeredFromMemo).
+ */
+function generatedLastModified(
+  ctx: Context,
+  options: ResolvedOptions,
+): number | undefined | Promise<number | undefined> {
+  if (!options.lastModified || ctx.res.hasHeader('Last-Modified')) return undefined;
+  // The options carry the template paths, the cache, the logger and the messages a scan needs.
+  return lastModifiedSeconds(options.lastModified, ctx, options);
+}
+
 const validate: Step = async (work, shared) => {
   const { ctx, options } = work;
   // ETag, Last-Modified and 304 belong to 200 responses to GET and HEAD only.
@@ -489,16 +502,13 @@ const validate: Step = async (work, shared) => {
     const coded = codedTag(own, work.hotLevel === undefined ? work.coding : `${work.coding}${work.hotLevel}`);
     if (coded !== own) ctx.response.set('ETag', coded);
   }
-  if (options.lastModified && !ctx.res.hasHeader('Last-Modified')) {
-    // The options carry the template paths, the cache, the logger and the messages a scan needs.
-    const found = lastModifiedSeconds(options.lastModified, ctx, options);
-    const seconds = found instanceof Promise ? await found : found;
-    if (seconds !== undefined) {
-      ctx.response.set('Last-Modified', httpDate(seconds));
-      // A generated date alone lets a browser hold the page fresh for a tenth of its age (RFC 9111 4.2.2).
-      if (options.defaultCacheControl !== '' && !ctx.res.hasHeader('Cache-Control') && !ctx.res.hasHeader('Expires'))
-        ctx.response.set('Cache-Control', options.defaultCacheControl);
-    }
+  const found = generatedLastModified(ctx, options);
+  const seconds = found instanceof Promise ? await found : found;
+  if (seconds !== undefined) {
+    ctx.response.set('Last-Modified', httpDate(seconds));
+    // A generated date alone lets a browser hold the page fresh for a tenth of its age (RFC 9111 4.2.2).
+    if (options.defaultCacheControl !== '' && !ctx.res.hasHeader('Cache-Control') && !ctx.res.hasHeader('Expires'))
+      ctx.response.set('Cache-Control', options.defaultCacheControl);
   }
   if (!options.generate304) return true;
   const headers = ctx.request.headers;

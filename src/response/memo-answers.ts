@@ -22,18 +22,7 @@
  */
 import type { Context } from 'koa';
 import type { KnownEntity } from './memo.ts';
-import {
-  applies,
-  recorded,
-  replay,
-  snapshot,
-  type Prepared,
-  type PreparedState,
-  type Snapshot,
-} from './prepared-answer.ts';
-
-/** At most this many Accept-Encoding values are remembered per entity: browsers send a handful. */
-const encodingsPerEntity = 16;
+import { encodingsPerBody, given, recordRun, type Prepared, type PreparedState } from './prepared-answer.ts';
 
 /** The remembered answers of one middleware's memo. */
 export class MemoAnswers {
@@ -51,23 +40,16 @@ export class MemoAnswers {
    */
   answer(ctx: Context, state: PreparedState, known: KnownEntity, lastModified: string | undefined): boolean {
     const encodings = ctx.request.headers['accept-encoding'] ?? '';
-    const byEncodings = this.#byEntity.get(known);
-    const prepared = byEncodings?.get(encodings);
-    if (prepared !== undefined && prepared.lastModified === lastModified && applies(ctx, prepared)) {
-      replay(ctx, prepared);
-      return true;
-    }
-    const before = snapshot(ctx);
-    state.onFinish.push((done) => this.#remember(done, state, known, encodings, before));
+    const prepared = this.#byEntity.get(known)?.get(encodings);
+    if (given(ctx, prepared?.lastModified === lastModified ? prepared : undefined)) return true;
+    recordRun(ctx, state, (made) => this.#keep(known, encodings, made));
     return false;
   }
 
-  #remember(ctx: Context, state: PreparedState, known: KnownEntity, encodings: string, before: Snapshot): void {
-    const prepared = recorded(ctx, state, before);
-    if (prepared === undefined) return;
+  #keep(known: KnownEntity, encodings: string, prepared: Prepared): void {
     let byEncodings = this.#byEntity.get(known);
     if (byEncodings === undefined) this.#byEntity.set(known, (byEncodings = new Map()));
-    if (byEncodings.size >= encodingsPerEntity && !byEncodings.has(encodings)) return;
+    if (byEncodings.size >= encodingsPerBody && !byEncodings.has(encodings)) return;
     byEncodings.set(encodings, prepared);
   }
 }

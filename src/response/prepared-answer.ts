@@ -71,7 +71,7 @@ export interface Prepared {
 }
 
 /** The response as it stood when the pipeline began: every header, names and values, in Node's order. */
-export type Snapshot = Map<string, Value>;
+type Snapshot = Map<string, Value>;
 
 function sameValue(a: Value, b: Value): boolean {
   if (a === b) return true;
@@ -79,8 +79,11 @@ function sameValue(a: Value, b: Value): boolean {
   return a.every((item, i) => item === b[i]);
 }
 
+/** At most this many Accept-Encoding values are remembered per body: browsers send a handful. */
+export const encodingsPerBody = 16;
+
 /** True when `known` may answer this response: still current, and its watched headers agree; allocates nothing. */
-export function applies(ctx: Context, known: Prepared): boolean {
+function applies(ctx: Context, known: Prepared): boolean {
   if (known.status !== ctx.response.status) return false;
   if (known.upgradeWaits !== undefined && !known.upgradeWaits()) return false;
   const res = ctx.res;
@@ -91,7 +94,7 @@ export function applies(ctx: Context, known: Prepared): boolean {
 }
 
 /** Gives the remembered answer: the headers the pipeline removed and set, and its body. */
-export function replay(ctx: Context, known: Prepared): void {
+function replay(ctx: Context, known: Prepared): void {
   const res = ctx.res;
   for (let i = 0; i < known.removed.length; i++) res.removeHeader(known.removed[i]!);
   setBufferBody(ctx, known.body);
@@ -99,7 +102,7 @@ export function replay(ctx: Context, known: Prepared): void {
 }
 
 /** Every response header, taken when the pipeline begins. */
-export function snapshot(ctx: Context): Snapshot {
+function snapshot(ctx: Context): Snapshot {
   const all: Snapshot = new Map();
   for (const name of ctx.res.getHeaderNames()) all.set(name, ctx.res.getHeader(name) as Value);
   return all;
@@ -112,7 +115,7 @@ export function snapshot(ctx: Context): Snapshot {
  *
  * @param before - the snapshot taken when the pipeline began
  */
-export function recorded(ctx: Context, state: PreparedState, before: Snapshot): Prepared | undefined {
+function recorded(ctx: Context, state: PreparedState, before: Snapshot): Prepared | undefined {
   if (state.failed || ctx.status !== 200 || !Buffer.isBuffer(ctx.body)) return undefined;
   const after = snapshot(ctx);
   const set: Array<[string, number | string | readonly string[]]> = [];
@@ -134,4 +137,29 @@ export function recorded(ctx: Context, state: PreparedState, before: Snapshot): 
     body: ctx.body,
     upgradeWaits: state.upgradeWaits,
   };
+}
+
+/**
+ * Gives `known` when it answers this response, and returns true (the
+ * pipeline is then skipped); false when there is none or it does not apply.
+ */
+export function given(ctx: Context, known: Prepared | undefined): boolean {
+  if (known === undefined || !applies(ctx, known)) return false;
+  replay(ctx, known);
+  return true;
+}
+
+/**
+ * Arranges for the run of the pipeline about to begin to be recorded and
+ * handed to `keep` once it is done (nothing is handed over when it did not
+ * end in a plain 200 with bytes).
+ *
+ * @param keep - stores the new answer where its owner finds it again
+ */
+export function recordRun(ctx: Context, state: PreparedState, keep: (prepared: Prepared) => void): void {
+  const before = snapshot(ctx);
+  state.onFinish.push((done) => {
+    const prepared = recorded(done, state, before);
+    if (prepared !== undefined) keep(prepared);
+  });
 }

@@ -13,13 +13,11 @@ import type { Context } from 'koa';
 import { LRUCache } from 'lru-cache';
 import type { CacheEntry } from '../entry.ts';
 import {
-  applies,
-  recorded,
-  replay,
-  snapshot,
+  encodingsPerBody,
+  given,
+  recordRun,
   type Prepared,
   type PreparedState,
-  type Snapshot,
 } from '../../response/prepared-answer.ts';
 import { plainGet } from './lru-get.ts';
 
@@ -30,9 +28,6 @@ interface ForEntry {
   readonly byEncodings: Map<string, Prepared>;
   bytes: number;
 }
-
-/** At most this many Accept-Encoding values are remembered per entry: browsers send a handful. */
-const encodingsPerEntry = 16;
 
 /** The remembered answers of one middleware, by cache key, bounded in bytes of body. */
 export class PreparedHits {
@@ -68,31 +63,18 @@ export class PreparedHits {
       forEntry !== undefined && forEntry.created === entry.created && forEntry.length === entry.body.length
         ? forEntry.byEncodings.get(encodings)
         : undefined;
-    if (known !== undefined && applies(ctx, known)) {
-      replay(ctx, known);
-      return true;
-    }
-    const before = snapshot(ctx);
-    state.onFinish.push((done) => this.#remember(done, state, key, entry, encodings, before));
+    if (given(ctx, known)) return true;
+    recordRun(ctx, state, (prepared) => this.#keep(key, entry, encodings, prepared));
     return false;
   }
 
-  /** After the pipeline: what it did to a plain 200 becomes the answer for the same inputs. */
-  #remember(
-    ctx: Context,
-    state: PreparedState,
-    key: string,
-    entry: CacheEntry,
-    encodings: string,
-    before: Snapshot,
-  ): void {
-    const prepared = recorded(ctx, state, before);
-    if (prepared === undefined) return;
+  /** After the pipeline: what it did to a plain 200 is kept as the answer for the same inputs. */
+  #keep(key: string, entry: CacheEntry, encodings: string, prepared: Prepared): void {
     let forEntry = this.#lru.get(key);
     if (forEntry === undefined || forEntry.created !== entry.created || forEntry.length !== entry.body.length) {
       forEntry = { created: entry.created, length: entry.body.length, byEncodings: new Map(), bytes: 0 };
     }
-    if (forEntry.byEncodings.size >= encodingsPerEntry && !forEntry.byEncodings.has(encodings)) return;
+    if (forEntry.byEncodings.size >= encodingsPerBody && !forEntry.byEncodings.has(encodings)) return;
     forEntry.byEncodings.set(encodings, prepared);
     forEntry.bytes += prepared.body.length + encodings.length;
     // Set again so the LRU counts the new size.
