@@ -50,6 +50,7 @@ export const defaultMessages = {
   option_cache_duration: 'cacheDuration must be a duration (seconds, or e.g. "10 minutes")',
   option_cache_stale_while_revalidate:
     'cacheStaleWhileRevalidate must be a duration (seconds, or e.g. "1 minute"); 0 turns it off',
+  option_cache_hit_for_miss: 'cacheHitForMiss must be a duration (seconds, or e.g. "2 minutes"); 0 turns it off',
   option_cache_stale_if_error: 'cacheStaleIfError must be a duration (seconds, or e.g. "1 hour"); 0 turns it off',
   cached_overrides: 'ctx.bufferIsCached() takes { cacheDuration, cacheTags }: %{problem}',
   option_cache_max_size: 'cacheMaxSize must be a positive integer number of bytes',
@@ -114,7 +115,8 @@ export const defaultMessages = {
   cli_unlock_failed: 'releasing the lock %{key} failed: %{error}',
 
   // The client-facing 503 text.
-  retry_later: 'This page is being built. Please try again in a moment.\n',
+  retry_later: 'This page is taking too long to build. Please try again in a moment.\n',
+  retry_later_failed: 'This page could not be built. Please try again in a moment.\n',
 
   // Log lines.
   log_cache_hit: 'cache hit %{key}',
@@ -136,7 +138,9 @@ export const defaultMessages = {
   log_lock_failed: 'lock for %{key} failed, building with a per-process flight: %{error}',
   log_wait_lock_failed: 'lock for %{key} failed while waiting for another process: %{error}',
   log_unlock_failed: 'releasing the lock for %{key} failed: %{error}',
-  log_gave_up: 'gave up waiting for %{key}; answered 503',
+  log_gave_up: 'gave up waiting for %{key} (%{detail}); answered 503',
+  log_pass: 'the build of %{key} could not be stored (%{detail}); this request runs the action',
+  log_hit_for_miss: '%{key} is remembered as not storable (%{detail}); this request runs the action without waiting',
   log_finish_waiter_failed: 'answering a request waiting for %{key} failed: %{error}',
   log_not_stored: 'not storing %{key}: %{reason}',
   log_cache_tag_invalid: 'not storing %{key}: %{tag} is not a cache tag (1 to 256 visible ASCII characters, no comma)',

@@ -131,6 +131,15 @@ export interface BufferOptions {
    */
   cacheStaleIfError?: number | string;
   /**
+   * Seconds (or a duration string) a key whose build could not be stored
+   * (it set a cookie, said private or no-store, varied outside the key, or
+   * answered a status other than 200) is remembered as such: its requests
+   * go to the action at once, none waits for another's build (Varnish's
+   * hit-for-miss). A storable response ends it early. 0 turns it off; the
+   * waiters of such a build still run the action. @defaultValue '2 minutes'
+   */
+  cacheHitForMiss?: number | string;
+  /**
    * What a request's `Cache-Control: no-cache` (or no-store, private,
    * max-age=0, or `Pragma: no-cache` without Cache-Control) does: 'ignore'
    * (answered as any request, so no client can switch the stampede
@@ -236,6 +245,8 @@ export interface ResolvedOptions {
   cacheStaleWhileRevalidate: number;
   /** Seconds. */
   cacheStaleIfError: number;
+  /** Seconds; 0 for off. */
+  cacheHitForMiss: number;
   cacheRequestNoCache: 'ignore' | 'refresh' | 'bypass';
   cacheKey: string | ((ctx: Context) => string | undefined | null) | undefined;
   cacheSingleFlight: boolean;
@@ -286,6 +297,7 @@ const defaults: Omit<ResolvedOptions, 'messages' | 'logger' | 'encodings'> = {
   cacheDuration: 600,
   cacheStaleWhileRevalidate: 0,
   cacheStaleIfError: 0,
+  cacheHitForMiss: 120,
   cacheRequestNoCache: 'ignore',
   cacheKey: undefined,
   cacheSingleFlight: true,
@@ -370,6 +382,7 @@ const rules: Record<keyof BufferOptions, Rule> = {
   cacheMemoryBytes: { key: 'option_cache_memory_bytes', ok: (v) => isNil(v) || (isNonNegativeInteger(v) && v > 0) },
   cacheDuration: { key: 'option_cache_duration', ok: (v) => isNil(v) || isPositiveDuration(v) },
   cacheStaleIfError: { key: 'option_cache_stale_if_error', ok: (v) => isNil(v) || parseDuration(v) !== undefined },
+  cacheHitForMiss: { key: 'option_cache_hit_for_miss', ok: (v) => isNil(v) || parseDuration(v) !== undefined },
   cacheStaleWhileRevalidate: {
     key: 'option_cache_stale_while_revalidate',
     ok: (v) => isNil(v) || parseDuration(v) !== undefined,
@@ -536,6 +549,7 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     cacheDuration: isNil(o.cacheDuration) ? defaults.cacheDuration : parseDuration(o.cacheDuration)!,
     cacheStaleWhileRevalidate: parseDuration(o.cacheStaleWhileRevalidate) ?? defaults.cacheStaleWhileRevalidate,
     cacheStaleIfError: parseDuration(o.cacheStaleIfError) ?? defaults.cacheStaleIfError,
+    cacheHitForMiss: parseDuration(o.cacheHitForMiss) ?? defaults.cacheHitForMiss,
     cacheRequestNoCache: o.cacheRequestNoCache ?? defaults.cacheRequestNoCache,
     cacheKey: o.cacheKey ?? undefined,
     cacheSingleFlight: flagOption('cacheSingleFlight'),
@@ -615,6 +629,7 @@ const registrationOnly = new Set([
   'cacheMemoryBytes',
   'cacheNearBytes',
   'cacheSyncMs',
+  'cacheHitForMiss',
   'dictionaries',
 ]);
 

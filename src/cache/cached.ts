@@ -17,6 +17,7 @@
  * A build or a wait that fails while an entry within its stale-if-error
  * window was found is answered from that entry (docs/architecture.md, "Stale entries").
  */
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { Context } from 'koa';
 import { errorText } from '../describe.ts';
 import { BufferOptionError } from '../errors.ts';
@@ -40,7 +41,7 @@ import { remainingMs, type CacheEntry } from './entry.ts';
 import { Flight, type FlightFailure, type Outcome } from './flight/flight.ts';
 import { cacheKeyOf } from './key.ts';
 import { parseDuration } from '../duration.ts';
-import { lookup, seal, write, type Lookup, type Slot } from './hit/lookup.ts';
+import { lookup, markNotStorable, seal, write, type Lookup, type Slot } from './hit/lookup.ts';
 import { lifetimeOf, storeMs, type Lifetime } from './lifetime.ts';
 import { revalidate, revalidatedKey } from './revalidate.ts';
 import { replayEntry, retryLater } from './hit/replay.ts';
@@ -52,7 +53,8 @@ import {
 } from './request-state.ts';
 import type { CacheRuntime } from './runtime.ts';
 import { responseTags } from './purge/tags.ts';
-import { entryOf, keysOnCookies, notStorableReason, varyFields } from './storable.ts';
+import { entryOf, keysOnCookies, notStorableReason, varyFields, type NotStorable } from './storable.ts';
+import { beforeHeadIsSent, type SentHead } from '../response/sent-head.ts';
 
 /**
  * One request's view of the cache. It holds no context: the closures kept in
@@ -191,8 +193,12 @@ function afterLookup(ctx: Context, visit: Visit, seen: Lookup): boolean | Promis
   }
   if ('found' in seen) return hit(ctx, visit, seen.found, seen.at);
   if ('stale' in seen) return staleHit(ctx, visit, seen.stale, seen.at);
-  visit.fallback = seen.fallback;
   ctx.response.set('x-cache', 'MISS');
+  if ('pass' in seen) {
+    statusMiss(ctx, 'miss');
+    return passed(ctx, visit, seen.pass, 'log_hit_for_miss');
+  }
+  visit.fallback = seen.fallback;
   statusMiss(ctx, seen.miss);
   if (!options.cacheSingleFlight) return solo(visit, seen.miss);
   return fly(ctx, visit, seen.miss);
@@ -263,7 +269,7 @@ async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolea
   if (joined !== undefined) {
     // Another request of this process builds (or watches) the key.
     runtime.log.debug('log_waiting', { key: slot.key });
-    return answer(ctx, visit, await joined.done);
+    return answer(ctx, visit, await joined.done, forward);
   }
   const flight = new Flight(runtime, slot, options.cacheLockTimeout * 1000);
   if (runtime.lock !== undefined) {
@@ -272,7 +278,7 @@ async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolea
       // Another process builds; this request watches the shared store for the process.
       runtime.log.debug('log_waiting_worker', { key: slot.key });
       const turn = await flight.watch(options.cacheWaitFailure);
-      if (turn !== 'build') return answer(ctx, visit, turn);
+      if (turn !== 'build') return answer(ctx, visit, turn, forward);
       build(visit, flight, forward);
       return false;
     }
@@ -287,18 +293,23 @@ async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolea
       await flight.close();
       return hit(ctx, visit, again.found, Date.now());
     }
+    // Another build found its page not storable meanwhile: this one runs alone, and so do the waiters.
+    if ('pass' in again && flight.settle({ failure: hitForMiss })) {
+      await flight.close();
+      return passed(ctx, visit, again.pass, 'log_hit_for_miss');
+    }
   }
   // cacheLockTimeout passed while the lock or the store answered.
-  if (flight.outcome !== undefined) return answer(ctx, visit, flight.outcome);
+  if (flight.outcome !== undefined) return answer(ctx, visit, flight.outcome, forward);
   build(visit, flight, forward);
   return false;
 }
 
-/** This request builds the key: its response is stored, its flight settled and its lock released when it is complete. */
+/** This request builds the key: its response is judged as sent, then stored, its flight settled and its lock released. */
 function build(visit: Visit, flight: Flight, forward: Forward): void {
-  const { state, runtime, options, slot } = visit;
+  const { state, runtime, slot } = visit;
   runtime.log.debug('log_building', { key: slot.key });
-  let handedOver = false;
+  const storing = { handedOver: false };
   let answeredStale = false;
   const fallback = visit.fallback;
   if (fallback !== undefined)
@@ -320,49 +331,136 @@ function build(visit: Visit, flight: Flight, forward: Forward): void {
       flight.settle({ failure: serverError });
       return true;
     };
-  state.storeEntry = async (response, ctx) => {
-    handedOver = true;
-    const reason = notStorableReason(response, options);
-    if (reason !== undefined) {
-      statusNotStored(ctx, reason);
-      runtime.log.debug('log_not_stored', { key: slot.key, reason });
-      flight.settle({ failure: reason === 'STATUS' && response.status >= 500 ? serverError : reason });
-      return;
-    }
-    const lifetime = lifetimeFor(ctx, response, options);
-    const made = withOrigin(ctx, visit, entryOf(response, lifetime));
-    if (made === undefined) {
-      flight.settle({ failure: 'TAG' });
-      return;
-    }
-    const sealed = seal(made);
-    // Waiters in this process are answered now, before the store is written to.
-    flight.settle({ entry: sealed.entry, vary: builderVary(ctx, sealed.entry, options.varyBy) });
-    if (purgedMeanwhile(ctx, visit, sealed.entry)) return void (await flight.close());
-    const stored = await write(slot, sealed.value, storeMs(lifetime));
-    // A refresh replaced an entry other processes may hold in their near caches.
-    if (stored && slot.notBefore > 0) await slot.purges?.announce();
-    if (stored) statusStored(ctx, forward);
-    else statusNotStored(ctx, 'STORE-ERROR');
-    // After the write, so a watcher in another process that finds the lock free also finds the entry.
-    await flight.close();
-  };
+  state.storeEntry = storer(visit, flight, forward, storing);
   state.onFinish.push(async (ctx) => {
-    if (!handedOver && !answeredStale) {
-      // STORE never ran: the action threw, or CHECK left the response alone.
+    // Handed over: the judge of the head as sent ends the flight.
+    if (storing.handedOver) return;
+    if (!answeredStale) {
+      // STORE never ran: the action threw, or CHECK left the response alone (a stream, koa-buffer off …).
       const detail: FlightFailure = state.failed ? 'ERROR' : 'NOT-BUFFERED';
       statusNotStored(ctx, detail);
-      flight.settle({ failure: detail });
+      if (detail === 'ERROR') flight.settle({ failure: detail });
+      else await notStorable(visit, flight, detail);
     }
     await flight.close();
   });
 }
 
 /**
+ * The STORE step's hand-over of a build (with a flight) or of a miss
+ * without one: the response as the action left it is judged at once (a page
+ * that can never be stored frees its waiters now), and if it may be stored,
+ * judged again on the head as sent, after every outer middleware has run
+ * (../response/sent-head.ts), and only then handed to waiters and stored.
+ */
+function storer(
+  visit: Visit,
+  flight: Flight | undefined,
+  forward: Forward,
+  storing: { handedOver: boolean },
+): NonNullable<CacheRequestState['storeEntry']> {
+  const { runtime, options, slot } = visit;
+  return (response, ctx) => {
+    storing.handedOver = true;
+    const early = notStorableReason(response, options);
+    if (early !== undefined) return refused(ctx, visit, flight, early, response.status);
+    beforeHeadIsSent(ctx.res, (head) => {
+      if (head === undefined) {
+        // The client left and Koa never sent the response: what the outer middleware would have added is unknown.
+        runtime.log.debug('log_not_stored', { key: slot.key, reason: 'ABANDONED' });
+        flight?.settle({ failure: abandoned });
+        return undefined;
+      }
+      const reason = notStorableAsSent(head, response, options);
+      if (reason !== undefined) return refused(ctx, visit, flight, reason, head.status);
+      return stored(ctx, visit, flight, response, head, forward);
+    });
+    return undefined;
+  };
+}
+
+/**
+ * Why the head as sent may not be stored, though the response the action
+ * left could be: an outer middleware set a cookie, said private, varied,
+ * or changed the status (a 304 VALIDATE made of a 200 is the same page).
+ */
+function notStorableAsSent(
+  head: SentHead,
+  response: StoreableResponse,
+  options: ResolvedOptions,
+): NotStorable | undefined {
+  const sameStatus = head.status === response.status || (head.status === 304 && response.status === 200);
+  if (!sameStatus) return 'STATUS';
+  return notStorableReason({ status: response.status, headers: asStrings(head.headers), body: response.body }, options);
+}
+
+/** Node's outgoing headers as the strings storability reads. */
+function asStrings(headers: OutgoingHttpHeaders): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.map(String) : String(value);
+  return out;
+}
+
+/** A storable build: its waiters answered, then the entry written, then the lock released. */
+async function stored(
+  ctx: Context,
+  visit: Visit,
+  flight: Flight | undefined,
+  response: StoreableResponse,
+  head: SentHead,
+  forward: Forward,
+): Promise<void> {
+  const { options, slot } = visit;
+  const lifetime = lifetimeFor(ctx, response, options);
+  const made = withOrigin(ctx, visit, entryOf(response, lifetime));
+  if (made === undefined) return refused(ctx, visit, flight, 'TAG', response.status);
+  const sealed = seal(made);
+  // Waiters in this process are answered now, before the store is written to.
+  flight?.settle({ entry: sealed.entry, vary: builderVary(ctx, head, options.varyBy) });
+  if (purgedMeanwhile(ctx, visit, sealed.entry)) return void (await flight?.close());
+  const written = await write(slot, sealed.value, storeMs(lifetime));
+  // A refresh replaced an entry other processes may hold in their near caches.
+  if (written && slot.notBefore > 0) await slot.purges?.announce();
+  if (written) statusStored(ctx, forward);
+  else statusNotStored(ctx, 'STORE-ERROR');
+  // After the write, so a watcher in another process that finds the lock free also finds the entry.
+  await flight?.close();
+}
+
+/** A build that may not be stored, for `reason`: said so, and its waiters freed (a 5xx fails them instead). */
+function refused(
+  ctx: Context,
+  visit: Visit,
+  flight: Flight | undefined,
+  reason: string,
+  status: number,
+): Promise<void> | undefined {
+  statusNotStored(ctx, reason);
+  visit.runtime.log.debug('log_not_stored', { key: visit.slot.key, reason });
+  if (flight === undefined) return undefined;
+  if (reason === 'STATUS' && status >= 500) {
+    flight.settle({ failure: serverError });
+    return undefined;
+  }
+  return notStorable(visit, flight, reason);
+}
+
+/**
+ * Ends a flight whose page cannot be shared: its waiters run the action
+ * themselves, and the key is marked hit-for-miss before the lock is
+ * released, so a process that finds the lock free finds the marker too.
+ */
+async function notStorable(visit: Visit, flight: Flight, reason: string): Promise<void> {
+  flight.settle({ failure: reason }, { keepLock: true });
+  await markNotStorable(visit.slot, reason, visit.options.cacheHitForMiss);
+  await flight.close();
+}
+
+/**
  * The entry with what a purge matches it by: the request's host and URL, the
  * response's tags, and when the request looked the key up. Undefined when a
- * tag is not one (logged, Cache-Status says TAG): an entry no purge of that
- * tag could reach is not stored.
+ * tag is not one (logged): an entry no purge of that tag could reach is not stored.
  */
 function withOrigin(ctx: Context, visit: Visit, entry: CacheEntry): CacheEntry | undefined {
   const { state, runtime, options, slot } = visit;
@@ -370,7 +468,6 @@ function withOrigin(ctx: Context, visit: Visit, entry: CacheEntry): CacheEntry |
   const tags = responseTags((state.options ?? options).cacheTags, state.tagHeader);
   if ('bad' in tags) {
     runtime.log.error('log_cache_tag_invalid', { key: slot.key, tag: JSON.stringify(tags.bad) });
-    statusNotStored(ctx, 'TAG');
     return undefined;
   }
   const path = ctx.originalUrl;
@@ -389,9 +486,22 @@ function purgedMeanwhile(ctx: Context, visit: Visit, entry: CacheEntry): boolean
 
 /** The failure a build that answered 5xx ends its flight with: its waiters may answer stale. */
 const serverError = 'SERVER-ERROR';
+/** The failure of a flight whose builder's client left before the response was sent: a waiter builds instead. */
+const abandoned = 'ABANDONED';
+/** The failure of a flight that found the key marked not storable: its waiters run the action. */
+const hitForMiss = 'HIT-FOR-MISS';
 
 /** Flight failures after which a waiter holding an entry within its stale-if-error window answers it. */
 const failedBuild = new Set<FlightFailure>(['TIMEOUT', 'ERROR', 'NO-ENTRY', 'LOCK-ERROR', serverError]);
+
+/**
+ * Flight failures that say the build is fine but cannot be shared (it set a
+ * cookie, is private, varies, answered another status, was not buffered, …):
+ * every other failure is a build that failed or took too long.
+ */
+function cannotBeShared(failure: FlightFailure): boolean {
+  return !failedBuild.has(failure) && failure !== abandoned;
+}
 
 /**
  * The entry's TTL and stale windows: a value set for this response
@@ -412,13 +522,14 @@ function lifetimeFor(ctx: Context, response: StoreableResponse, options: Resolve
   };
 }
 
-/** The builder's request headers its response varies on; Cookie not when the key holds the cookies that count. */
+/** The builder's request headers its response (as sent) varies on; Cookie not when the key holds the cookies that count. */
 function builderVary(
   ctx: Context,
-  entry: CacheEntry,
+  head: SentHead,
   varyBy: readonly string[],
 ): Record<string, string | undefined> | undefined {
-  const fields = varyFields(entry.headers.vary);
+  const vary = head.headers.vary;
+  const fields = varyFields(vary === undefined ? undefined : Array.isArray(vary) ? vary : String(vary));
   if (fields.length === 0) return undefined;
   const values: Record<string, string | undefined> = {};
   for (const name of fields) if (name !== 'cookie' || !keysOnCookies(varyBy)) values[name] = requestHeader(ctx, name);
@@ -431,20 +542,36 @@ function requestHeader(ctx: Context, name: string): string | undefined {
 }
 
 /** Answers a request that waited (docs/architecture.md, "The waiter's path"). */
-function answer(ctx: Context, visit: Visit, outcome: Outcome): boolean {
-  if ('failure' in outcome) return waitFailed(ctx, visit, outcome.failure);
+function answer(ctx: Context, visit: Visit, outcome: Outcome, forward: Forward): boolean | Promise<boolean> {
+  if ('failure' in outcome) {
+    const { failure } = outcome;
+    // The builder's client left before its page was sent: nothing was kept, so one waiter builds again.
+    if (failure === abandoned) return fly(ctx, visit, forward);
+    if (cannotBeShared(failure)) return passed(ctx, visit, failure, 'log_pass');
+    return waitFailed(ctx, visit, failure);
+  }
   const { vary } = outcome;
   if (vary !== undefined) {
-    // Never hand over a page that varies on a header this request differs in.
+    // Never hand over a page that varies on a header this request differs in: this request builds its own.
     for (const [name, value] of Object.entries(vary))
-      if (requestHeader(ctx, name) !== value) return waitFailed(ctx, visit, 'VARY');
+      if (requestHeader(ctx, name) !== value) return passed(ctx, visit, 'VARY', 'log_pass');
   }
   replayEntry(ctx, visit.state, outcome.entry);
   statusCollapsed(ctx);
   return true;
 }
 
-/** The build waited for gave nothing this request may have: 503, or with cacheWaitFailure 'run' the action runs. */
+/**
+ * A request whose page cannot come from another's build (hit-for-miss, or
+ * the build it waited for cannot be shared): it runs the action itself,
+ * like a miss without single flight, and its own response is stored if it may be.
+ */
+function passed(ctx: Context, visit: Visit, detail: string, key: 'log_pass' | 'log_hit_for_miss'): false {
+  visit.runtime.log.debug(key, { key: visit.slot.key, detail });
+  return solo(visit, 'miss');
+}
+
+/** The build waited for failed or took too long: 503, or with cacheWaitFailure 'run' the action runs. */
 function waitFailed(ctx: Context, visit: Visit, detail: FlightFailure): boolean {
   const { runtime, options, slot, fallback } = visit;
   if (fallback !== undefined && failedBuild.has(detail)) {
@@ -457,35 +584,20 @@ function waitFailed(ctx: Context, visit: Visit, detail: FlightFailure): boolean 
   }
   statusCollapsedFailed(ctx, detail);
   if (options.cacheWaitFailure === 'run') return solo(visit, 'miss');
-  runtime.log.debug('log_gave_up', { key: slot.key });
-  retryLater(ctx, runtime.log.messages);
+  runtime.log.debug('log_gave_up', { key: slot.key, detail });
+  retryLater(ctx, runtime.log.messages, detail === 'TIMEOUT' ? 'retry_later' : 'retry_later_failed');
   return true;
 }
 
 // --- no single flight ---------------------------------------------------------
 
-/** The action runs and its response is stored when complete, without a flight. */
+/** The action runs and its response is stored when sent, without a flight. */
 function solo(visit: Visit, forward: Forward): false {
-  const { state, options, slot } = visit;
-  let handedOver = false;
-  state.storeEntry = async (response: StoreableResponse, ctx: Context) => {
-    handedOver = true;
-    const reason = notStorableReason(response, options);
-    if (reason !== undefined) {
-      statusNotStored(ctx, reason);
-      visit.runtime.log.debug('log_not_stored', { key: slot.key, reason });
-      return;
-    }
-    const lifetime = lifetimeFor(ctx, response, options);
-    const made = withOrigin(ctx, visit, entryOf(response, lifetime));
-    if (made === undefined) return;
-    const sealed = seal(made);
-    if (purgedMeanwhile(ctx, visit, sealed.entry)) return;
-    if (await write(slot, sealed.value, storeMs(lifetime))) statusStored(ctx, forward);
-    else statusNotStored(ctx, 'STORE-ERROR');
-  };
+  const { state } = visit;
+  const storing = { handedOver: false };
+  state.storeEntry = storer(visit, undefined, forward, storing);
   state.onFinish.push((ctx) => {
-    if (!handedOver) statusNotStored(ctx, state.failed ? 'ERROR' : 'NOT-BUFFERED');
+    if (!storing.handedOver) statusNotStored(ctx, state.failed ? 'ERROR' : 'NOT-BUFFERED');
   });
   return false;
 }

@@ -78,13 +78,23 @@ function refreshRequest(ctx: Context, key: string): MaybeRevalidation {
   return request;
 }
 
-/** Runs every middleware of the visitor's application on `request`; the response is dropped. */
+/**
+ * Runs every middleware of the visitor's application on `request`, then
+ * ends the response as Koa would, to no socket: the build is judged on the
+ * head as sent (../response/sent-head.ts), and the response is dropped.
+ */
 async function runApplication(ctx: Context, request: IncomingMessage): Promise<void> {
   const app = ctx.app;
-  const refreshCtx = app.createContext(request, new ServerResponse(request));
+  const response = new ServerResponse(request);
+  const refreshCtx = app.createContext(request, response);
   // Koa 3.1 composes with app.compose; earlier versions compose the same way.
   const compose = (app as { compose?: (stack: Middleware[]) => (context: Context) => Promise<unknown> }).compose;
-  await (compose ? compose(app.middleware) : chain(app.middleware))(refreshCtx);
+  try {
+    await (compose ? compose(app.middleware) : chain(app.middleware))(refreshCtx);
+  } finally {
+    // Thrown or not, the head goes out (Koa would send an error page): a build waiting on it is judged.
+    if (!response.writableEnded) response.end();
+  }
 }
 
 /** Koa's composition: each middleware gets a `next` that runs the rest. */

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import test, { type ExecutionContext } from 'ava';
 import type { Context } from 'koa';
 import { decodeEntry } from '../../src/cache/entry.ts';
+import { readMarker } from '../../src/cache/hit-for-miss.ts';
 import { envTrustMs } from '../../src/cache/bypass.ts';
 import { mtimeTrustMs } from '../../src/response/last-modified.ts';
 import { buffer } from '../../src/middleware.ts';
@@ -298,11 +299,28 @@ for (const [what, action, detail, options] of unstorable) {
     const response = await server.request('/');
     t.is(response.headers['x-cache'], 'MISS');
     t.is(response.headers['cache-status'], `koa-buffer; fwd=uri-miss; detail=${detail}`);
-    await server.request('/');
+    const second = await server.request('/');
     t.is(runs(), 2, 'the next request runs the action again');
-    t.is(store.size, 0);
+    t.is(second.headers['cache-status'], `koa-buffer; fwd=uri-miss; detail=${detail}`);
+    // What the store holds for the key is a hit-for-miss marker naming why, never an entry.
+    t.is(store.size, 1);
+    const [value] = [...store.values()];
+    t.is(decodeEntry(value), undefined, 'no entry is stored');
+    t.is(readMarker(value, Date.now())?.reason, detail, 'the key is marked not storable');
   });
 }
+
+test('cacheHitForMiss 0: a response that cannot be stored leaves nothing in the store', async (t) => {
+  const { server, runs, store } = await site(t, { cacheHitForMiss: 0 }, (ctx) => {
+    ctx.cookies.set('csrf', 'a');
+    ctx.type = 'html';
+    ctx.body = page;
+  });
+  await server.request('/');
+  await server.request('/');
+  t.is(runs(), 2);
+  t.is(store.size, 0);
+});
 
 test('Vary on a header listed in varyBy, and on Accept-Encoding, is stored', async (t) => {
   const { server, runs } = await site(t, { varyBy: ['accept-language'] }, (ctx) => {

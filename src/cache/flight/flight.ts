@@ -32,6 +32,10 @@ export type FlightFailure =
   | 'NO-ENTRY'
   /** The lock backend failed while watching. */
   | 'LOCK-ERROR'
+  /** The builder's client left before its response was sent: nothing was kept, a waiter builds. */
+  | 'ABANDONED'
+  /** The key is marked not storable (a hit-for-miss marker): its waiters run the action. */
+  | 'HIT-FOR-MISS'
   /** The response may not be stored (see ../storable.ts), or the store refused it. */
   | (string & {});
 
@@ -47,6 +51,9 @@ export type Outcome =
       readonly vary?: Readonly<Record<string, string | undefined>>;
     }
   | { readonly failure: FlightFailure };
+
+/** What a watcher's flight ends with when it finds the key marked not storable. */
+const notStorableMark = 'HIT-FOR-MISS';
 
 /** The first pause of a watcher between two looks at the store, ms. */
 export const firstPauseMs = 1;
@@ -125,17 +132,19 @@ export class Flight {
   /**
    * Ends the flight with `outcome`, once; later calls change nothing. A
    * failure also closes the flight at once (the lock is released, the next
-   * request starts afresh); an entry keeps it open until {@link close}, so
-   * requests arriving meanwhile are answered from memory.
+   * request starts afresh), unless `keepLock` says the caller closes it
+   * after one more store write (a hit-for-miss marker); an entry keeps it
+   * open until {@link close}, so requests arriving meanwhile are answered
+   * from memory.
    *
    * @returns true when this call settled it
    */
-  settle(outcome: Outcome): boolean {
+  settle(outcome: Outcome, { keepLock = false }: { keepLock?: boolean } = {}): boolean {
     if (this.outcome !== undefined) return false;
     this.outcome = outcome;
     this.#resolve(outcome);
     this.#turn?.(outcome);
-    if ('failure' in outcome) void this.close();
+    if ('failure' in outcome && !keepLock) void this.close();
     return true;
   }
 
@@ -184,6 +193,7 @@ export class Flight {
       const seen = await lookup(this.slot);
       if (this.outcome !== undefined) return;
       if ('found' in seen) return this.#found(seen.found);
+      if ('pass' in seen) return void this.settle({ failure: notStorableMark });
       if ('error' in seen && !storeFailed) {
         // Logged once per flight: a dead store would otherwise log every few ms.
         storeFailed = true;
@@ -206,6 +216,7 @@ export class Flight {
         const last = await lookup(this.slot);
         if (this.outcome !== undefined) return;
         if ('found' in last) return this.#found(last.found);
+        if ('pass' in last) return void this.settle({ failure: notStorableMark });
         if (waitFailure === 'run') return this.#handOver();
         this.settle({ failure: 'NO-ENTRY' });
         return;

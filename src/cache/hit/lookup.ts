@@ -11,6 +11,7 @@ import { errorText } from '../../describe.ts';
 import { bounded, boundedAnswer } from '../bounded.ts';
 import type { Forward } from '../cache-status.ts';
 import { decodeEntry, encodeEntry, isFresh, type CacheEntry } from '../entry.ts';
+import { encodeMarker, readMarker } from '../hit-for-miss.ts';
 import type { PurgeBook } from '../purge/book.ts';
 import type { CacheStore } from '../stores/store.ts';
 
@@ -37,11 +38,14 @@ export interface Slot {
  * `stale`: past its TTL, within its stale-while-revalidate window.
  * A miss may carry a `fallback`: an entry past its TTL, within its
  * stale-if-error window, answered if the build fails.
+ * `pass`: a hit-for-miss marker (../hit-for-miss.ts): the key's last build
+ * could not be stored, for this reason; the request runs the action alone.
  */
 export type Lookup =
   | { readonly found: CacheEntry; readonly at: number }
   | { readonly stale: CacheEntry; readonly at: number }
   | { readonly miss: Forward; readonly fallback?: CacheEntry }
+  | { readonly pass: string }
   | { readonly error: unknown };
 
 /**
@@ -98,7 +102,11 @@ export function lookup(slot: Slot, now?: number): Lookup | Promise<Lookup> {
 
 function judge(slot: Slot, value: unknown, now: number): Lookup | Promise<Lookup> {
   const entry = decode(value);
-  if (entry === undefined) return { miss: 'miss' };
+  if (entry === undefined) {
+    // Looked for only where no entry is: a hit pays nothing for markers.
+    const marker = value === undefined || value === null ? undefined : readMarker(value, now);
+    return marker === undefined ? { miss: 'miss' } : { pass: marker.reason };
+  }
   // The one comparison a fresh hit pays for the stale windows: they are looked at only past the TTL.
   if (!isFresh(entry, now)) return pastTtl(slot, entry, now);
   if (entry.created < slot.notBefore) return { miss: 'stale' };
@@ -184,4 +192,15 @@ export async function write(slot: Slot, value: Buffer, ttlMs: number): Promise<b
     slot.log.error('log_cache_set_failed', { key: slot.key, error: errorText(error) });
     return false;
   }
+}
+
+/**
+ * Marks the slot's key as not storable for `seconds` (a hit-for-miss
+ * marker), unless `seconds` is 0. A failing store costs a log line: without
+ * the marker, later requests only collapse again.
+ */
+export async function markNotStorable(slot: Slot, reason: string, seconds: number): Promise<void> {
+  if (!(seconds > 0)) return;
+  const ms = Math.ceil(seconds * 1000);
+  await write(slot, encodeMarker(reason, Date.now() + ms), ms);
 }

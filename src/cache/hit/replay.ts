@@ -36,15 +36,21 @@ export function replayEntry(ctx: Context, state: RequestState, entry: CacheEntry
 
 /**
  * The answer to a request whose wait failed (docs/decisions.md, "Waiters"): 503 Service
- * Unavailable, `Retry-After: 1`, and the `retry_later` text as UTF-8 plain
- * text. Nothing else of a response the action may have begun is kept.
+ * Unavailable, `Retry-After: 1`, and a text that says why as UTF-8 plain
+ * text: `retry_later` when the build took too long, `retry_later_failed`
+ * when it failed. Nothing else of a response the action may have begun is kept.
  *
  * @param ctx - the request to answer
  * @param messages - the catalog (the `messages` option)
+ * @param text - which of the two texts
  */
-export function retryLater(ctx: Context, messages: Messages): void {
+export function retryLater(
+  ctx: Context,
+  messages: Messages,
+  text: 'retry_later' | 'retry_later_failed' = 'retry_later',
+): void {
   ctx.status = 503;
   ctx.set('Retry-After', '1');
   ctx.set('Content-Type', 'text/plain; charset=UTF-8');
-  ctx.body = Buffer.from(messages.text('retry_later'), 'utf8');
+  ctx.body = Buffer.from(messages.text(text), 'utf8');
 }
