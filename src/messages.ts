@@ -150,6 +150,7 @@ export const defaultMessages = {
   log_compressed: 'compressed %{size} bytes to %{compressedSize} with %{coding} level %{level} (%{mode})',
   log_not_modified: '304 Not Modified (%{reason})',
   log_dictionary_offered: 'offered %{size} bytes as a dictionary for %{match} (SHA-256 %{hash})',
+  log_dictionary_refused: 'not offered as a dictionary: %{reason}',
   log_dictionary_coded: 'dcz with dictionary %{hash}: %{size} bytes to %{compressedSize}',
   log_dictionary_unused: 'no dictionary coding: %{reason}',
   log_stream_coding: 'compressing a stream body with %{coding}',

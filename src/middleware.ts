@@ -410,7 +410,7 @@ const compressStep: Step = async (work, shared) => {
   if (refusal !== undefined) return identity(refusal);
   addVary(ctx, 'Accept-Encoding');
   const rule = shared.dictionaries?.scope(ctx, work.type);
-  if (rule !== undefined) shared.dictionaries!.offer(ctx, rule, work.entity);
+  if (rule !== undefined) shared.dictionaries!.offer(ctx, rule, work.entity, options);
   const held = clientHolds(work, shared);
   if (held) {
     // A 304 follows (VALIDATE), with the tag of what the client holds: nothing to compress.

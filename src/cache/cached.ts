@@ -17,7 +17,6 @@
  * A build or a wait that fails while an entry within its stale-if-error
  * window was found is answered from that entry (docs/architecture.md, "Stale entries").
  */
-import type { OutgoingHttpHeaders } from 'node:http';
 import type { Context } from 'koa';
 import { errorText } from '../describe.ts';
 import { BufferOptionError } from '../errors.ts';
@@ -53,7 +52,7 @@ import {
 } from './request-state.ts';
 import type { CacheRuntime } from './runtime.ts';
 import { responseTags } from './purge/tags.ts';
-import { entryOf, keysOnCookies, notStorableReason, varyFields, type NotStorable } from './storable.ts';
+import { entryOf, keysOnCookies, notStorableAsSent, notStorableReason, varyFields } from './storable.ts';
 import { beforeHeadIsSent, type SentHead } from '../response/sent-head.ts';
 
 /**
@@ -377,29 +376,6 @@ function storer(
     });
     return undefined;
   };
-}
-
-/**
- * Why the head as sent may not be stored, though the response the action
- * left could be: an outer middleware set a cookie, said private, varied,
- * or changed the status (a 304 VALIDATE made of a 200 is the same page).
- */
-function notStorableAsSent(
-  head: SentHead,
-  response: StoreableResponse,
-  options: ResolvedOptions,
-): NotStorable | undefined {
-  const sameStatus = head.status === response.status || (head.status === 304 && response.status === 200);
-  if (!sameStatus) return 'STATUS';
-  return notStorableReason({ status: response.status, headers: asStrings(head.headers), body: response.body }, options);
-}
-
-/** Node's outgoing headers as the strings storability reads. */
-function asStrings(headers: OutgoingHttpHeaders): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers))
-    if (value !== undefined) out[name] = Array.isArray(value) ? value.map(String) : String(value);
-  return out;
 }
 
 /** A storable build: its waiters answered, then the entry written, then the lock released. */

@@ -5,6 +5,8 @@
  * (Accept-Encoding aside: every hit is compressed for its own client), and
  * is no larger than `cacheMaxSize`.
  */
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { SentHead } from '../response/sent-head.ts';
 import type { StoreableResponse } from './request-state.ts';
 import type { CacheEntry } from './entry.ts';
 import type { Lifetime } from './lifetime.ts';
@@ -68,6 +70,34 @@ export function notStorableReason(response: StoreableResponse, options: Storable
   }
   if (response.body.length > options.cacheMaxSize) return 'TOO-LARGE';
   return undefined;
+}
+
+/**
+ * Why the head as sent may not be stored (../response/sent-head.ts), though
+ * the response the action left could be: an outer middleware set a cookie,
+ * said private, varied, or changed the status (a 304 VALIDATE made of a
+ * 200 is the same page).
+ *
+ * @param head - the status and headers going out
+ * @param response - the status and entity the action left
+ * @param options - `varyBy` and `cacheMaxSize`
+ */
+export function notStorableAsSent(
+  head: SentHead,
+  response: { status: number; body: Buffer },
+  options: StorableOptions,
+): NotStorable | undefined {
+  const sameStatus = head.status === response.status || (head.status === 304 && response.status === 200);
+  if (!sameStatus) return 'STATUS';
+  return notStorableReason({ status: response.status, headers: asStrings(head.headers), body: response.body }, options);
+}
+
+/** Node's outgoing headers as the strings storability reads. */
+function asStrings(headers: OutgoingHttpHeaders): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.map(String) : String(value);
+  return out;
 }
 
 /**

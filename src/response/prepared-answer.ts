@@ -117,6 +117,8 @@ function snapshot(ctx: Context): Snapshot {
  */
 function recorded(ctx: Context, state: PreparedState, before: Snapshot): Prepared | undefined {
   if (state.failed || ctx.status !== 200 || !Buffer.isBuffer(ctx.body)) return undefined;
+  // A dictionary offer is judged on each response's head as sent (dictionaries.ts): never given again unjudged.
+  if (ctx.res.hasHeader('use-as-dictionary')) return undefined;
   const after = snapshot(ctx);
   const set: Array<[string, number | string | readonly string[]]> = [];
   for (const [name, value] of after)

@@ -9,6 +9,7 @@ import type Koa from 'koa';
 import { buffer, type BufferMiddleware } from '../../src/middleware.ts';
 import type { BufferOptions } from '../../src/options.ts';
 import { sharedDictionaryKey } from '../../src/response/dictionaries/keeper.ts';
+import { resolveDictionaries } from '../../src/response/dictionaries/rules.ts';
 import { availableHeader, decodeDcz, sha256 } from '../helpers/dcz.ts';
 import { redisTest, useRedis } from '../helpers/redis.ts';
 import { decode, recordingLogger, serve } from '../helpers/serve.ts';
@@ -16,12 +17,14 @@ import { decode, recordingLogger, serve } from '../helpers/serve.ts';
 const page = (stamp: string): string =>
   `<!doctype html><title>t</title><p>${stamp}</p>${'<p>the same news paragraph on every version</p>'.repeat(400)}`;
 const dcz = 'br, zstd, dcz';
+/** The tag binding a dictionary to the `/news` rule in the store. */
+const newsTag = resolveDictionaries([{ match: '/news' }])[0]!.tag;
 
 function host(
   options: BufferOptions,
   stamp: () => string,
 ): { middleware: Koa.Middleware[]; buffered: BufferMiddleware } {
-  const buffered = buffer({ dictionaries: [{ match: '/news' }], varyBy: [], ...options });
+  const buffered = buffer({ dictionaries: [{ match: '/news', ttl: '1 hour' }], varyBy: [], ...options });
   return {
     buffered,
     middleware: [
@@ -62,7 +65,7 @@ redisTest('a dictionary offered by one host is used by another through Redis', a
 test('a store value that is not the dictionary it is filed under is refused: the normal coding', async (t) => {
   const wanted = Buffer.from(page('one'));
   const store = new Map<string, unknown>([
-    [sharedDictionaryKey(sha256(wanted).toString('hex')), Buffer.from(page('forged'))],
+    [sharedDictionaryKey(newsTag, sha256(wanted).toString('hex')), Buffer.from(page('forged'))],
   ]);
   const server = await serve(t, host({ cache: store }, () => 'two').middleware);
   const response = await server.request('/news', {
@@ -83,7 +86,7 @@ test('a store that fails on get and set costs a log line and the normal coding, 
   const server = await serve(t, host({ cache: broken, logger }, () => 'one').middleware);
   const offered = await server.request('/news', { headers: { 'accept-encoding': dcz } });
   t.is(offered.status, 200);
-  t.is(offered.headers['use-as-dictionary'], 'match="/news"');
+  t.is(offered.headers['use-as-dictionary'], 'match="/news", ttl=3600');
   const unknown = Buffer.from('a dictionary this host never offered');
   const response = await server.request('/news', {
     headers: { 'accept-encoding': dcz, 'available-dictionary': availableHeader(unknown) },

@@ -207,6 +207,8 @@ test('an evicted dictionary (keep: 2, two newer versions since) gets the normal 
   const newer = await server.request('/news', { headers: { 'accept-encoding': dcz } });
   t.is(newer.headers['use-as-dictionary'], 'match="/news"');
   state.stamp = 'three';
+  // The third version is kept when its response is sent; from then on the first is gone.
+  t.is((await server.request('/news', { headers: { 'accept-encoding': dcz } })).status, 200);
   const response = await server.request('/news', {
     headers: { 'accept-encoding': dcz, 'available-dictionary': availableHeader(old) },
   });
@@ -262,8 +264,10 @@ test('a dictionary offered by one middleware is used by another through a shared
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kb-dict-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const cache = `sqlite:${path.join(dir, 'cache.sqlite')}`;
-  const one = newsApp({ cache, varyBy: [] });
-  const two = newsApp({ cache, varyBy: [], cacheDuration: 1 });
+  // A shared copy lives as long as a browser may use it: the rule's ttl here.
+  const shared = [{ match: '/news*', id: 'news', ttl: '1 hour' }];
+  const one = newsApp({ cache, varyBy: [], dictionaries: shared });
+  const two = newsApp({ cache, varyBy: [], cacheDuration: 1, dictionaries: shared });
   const first = await serve(t, one.middleware);
   const second = await serve(t, two.middleware);
   t.teardown(async () => {

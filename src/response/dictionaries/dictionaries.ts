@@ -17,6 +17,9 @@ import type { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import type { DecisionLog } from '../decision-log.ts';
 import type { RepresentationMemo } from '../memo.ts';
+import { cacheControlSeconds } from '../../cache/lifetime.ts';
+import { notStorableAsSent, type StorableOptions } from '../../cache/storable.ts';
+import { beforeHeadIsSent, type SentHead } from '../sent-head.ts';
 import { addVary } from '../vary.ts';
 import { dczAvailable, dczEncode, usableAsDictionary } from './dcz.ts';
 import { DictionaryKeeper, type KeeperDeps } from './keeper.ts';
@@ -27,6 +30,19 @@ import { ruleFor, type DictionaryRule } from './rules.ts';
 export interface DictionaryCoded {
   readonly bytes: Buffer;
   readonly tag: `dcz-${string}`;
+}
+
+/**
+ * How long a shared copy of a dictionary may live: as long as a browser may
+ * use it, the rule's `ttl`, else the response's own freshness (`max-age`;
+ * RFC 9842 lets a browser use a dictionary only while it is fresh), else 0:
+ * the memo keeps it, the store does not.
+ */
+function sharedLifetimeMs(rule: DictionaryRule, head: SentHead): number {
+  if (rule.ttl !== undefined) return rule.ttl * 1000;
+  const cacheControl = head.headers['cache-control'];
+  const maxAge = cacheControlSeconds(cacheControl === undefined ? undefined : String(cacheControl)).get('max-age');
+  return maxAge === undefined ? 0 : maxAge * 1000;
 }
 
 /** Hex digits of the dictionary hash an ETag names: 64 bits tell a page's few dictionaries apart. */
@@ -70,16 +86,42 @@ export class Dictionaries {
   }
 
   /**
-   * Offers `entity` as a dictionary: `Use-As-Dictionary`, `Vary:
-   * Available-Dictionary` (the answer depends on it), and the bytes kept.
-   * An entity too large or unusable as a raw dictionary is not offered.
+   * Offers `entity` as a dictionary: `Vary: Available-Dictionary` (the
+   * answer depends on it), `Use-As-Dictionary`, and the bytes kept. An
+   * entity too large or unusable as a raw dictionary is not offered.
+   *
+   * A dictionary is shared: every browser that later names it is answered
+   * with it, in every process of the store. So it comes only from what a
+   * shared cache could keep: never from a request with credentials, and
+   * never from a response that, as sent, sets a cookie, is private or
+   * no-store, or varies outside the key (judged on the head as sent, after
+   * every outer middleware, ../sent-head.ts): such a response loses its
+   * `Use-As-Dictionary` and nothing of it is kept.
+   *
+   * @param options - `varyBy` and `cacheMaxSize` of this response, as storability reads them
    */
-  offer(ctx: Context, rule: DictionaryRule, entity: Buffer): void {
+  offer(ctx: Context, rule: DictionaryRule, entity: Buffer, options: StorableOptions): void {
     addVary(ctx, 'Available-Dictionary');
     if (entity.length > rule.maxSize || !usableAsDictionary(entity)) return;
-    const hash = this.#keeper.offer(rule, ctx.request.path, entity);
+    if (ctx.request.headers.authorization !== undefined) return this.#refused('AUTHORIZATION');
     ctx.response.set('Use-As-Dictionary', rule.header);
-    this.#log.debug('log_dictionary_offered', { size: entity.length, match: rule.match, hash });
+    const path = ctx.request.path;
+    const res = ctx.res;
+    beforeHeadIsSent(res, (head) => {
+      const reason = head === undefined ? 'ABANDONED' : notStorableAsSent(head, { status: 200, body: entity }, options);
+      if (reason !== undefined) {
+        if (head !== undefined && !head.written) res.removeHeader('use-as-dictionary');
+        return this.#refused(reason);
+      }
+      const hash = this.#keeper.offer(rule, path, entity, sharedLifetimeMs(rule, head!));
+      this.#log.debug('log_dictionary_offered', { size: entity.length, match: rule.match, hash });
+      return undefined;
+    });
+  }
+
+  #refused(reason: string): undefined {
+    this.#log.debug('log_dictionary_refused', { reason });
+    return undefined;
   }
 
   /**
@@ -102,7 +144,7 @@ export class Dictionaries {
     if (hash === undefined) return this.#unused(headers['available-dictionary'] === undefined ? '' : 'malformed');
     if (!acceptsDcz(headers['accept-encoding'])) return this.#unused('dcz not in Accept-Encoding');
     if (entity.length > rule.maxSize) return this.#unused(`body over maxSize (${rule.maxSize})`);
-    const found = this.#keeper.find(hash);
+    const found = this.#keeper.find(rule, hash);
     const dictionary = found instanceof Promise ? await found : found;
     if (dictionary === undefined) return this.#unused(`dictionary ${hash} not kept`);
     const tag = `dcz-${hash.slice(0, tagHashDigits)}` as const;

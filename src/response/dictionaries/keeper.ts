@@ -14,6 +14,15 @@
  * deleted from the store. A
  * dictionary read from the store is checked against its hash before use, so
  * a corrupt or foreign value can only cost the normal coding.
+ *
+ * A kept dictionary belongs to the rule that offered it (`rule.tag`, a hash
+ * of the application and the pattern): it is found only for a request the
+ * same rule matches, in the memo and in the store alike, so a page of one
+ * pattern (or of another application sharing the store) can never become
+ * the dictionary of another. A shared copy lives as long as a browser may
+ * use it (the rule's `ttl`, else the response's own freshness, at most a
+ * week) and each process keeps at most {@link sharedPerRule} of them per
+ * rule in the store, deleting the oldest beyond.
  */
 import { createHash } from 'node:crypto';
 import { errorText } from '../../describe.ts';
@@ -24,11 +33,18 @@ import type { DecisionLog } from '../decision-log.ts';
 import type { RepresentationMemo } from '../memo.ts';
 import type { DictionaryRule } from './rules.ts';
 
-/** How long the shared store keeps a dictionary: about as long as a browser keeps using one between visits. */
+/** The longest a shared store keeps a dictionary: about as long as a browser keeps using one between visits. */
 export const sharedDictionaryTtlMs = 7 * 24 * 3600 * 1000;
 
-/** The shared store's key of a dictionary. */
-export const sharedDictionaryKey = (sha256: string): string => `buffer:dictionary:${sha256}`;
+/** Shared copies one process keeps in the store per rule; the oldest beyond are deleted. */
+export const sharedPerRule = 128;
+
+/** The shared store's key of a dictionary of the rule tagged `ruleTag`. */
+export const sharedDictionaryKey = (ruleTag: string, sha256: string): string =>
+  `buffer:dictionary:${ruleTag}:${sha256}`;
+
+/** The memo's key of a dictionary of the rule tagged `ruleTag`: the rule's, so no other rule finds it. */
+const memoKey = (ruleTag: string, sha256: string): string => `${ruleTag}:${sha256}`;
 
 /** What the keeper needs of the middleware. */
 export interface KeeperDeps {
@@ -57,6 +73,8 @@ export class DictionaryKeeper {
   readonly #deps: KeeperDeps;
   /** By rule index and path; at most {@link pathsMax} (then the oldest path's list is dropped, its bytes left to the LRU). */
   readonly #versions = new Map<string, Versions>();
+  /** The hashes this process wrote to the store, per rule tag, oldest first: at most {@link sharedPerRule} each. */
+  readonly #shared = new Map<string, string[]>();
 
   constructor(deps: KeeperDeps) {
     this.#deps = deps;
@@ -65,9 +83,10 @@ export class DictionaryKeeper {
   /**
    * Keeps `entity` as the newest version of `rule`'s dictionary for `path`.
    *
+   * @param sharedTtlMs - how long a shared copy may live (0: none, the memo only)
    * @returns its SHA-256 hex
    */
-  offer(rule: DictionaryRule, path: string, entity: Buffer): string {
+  offer(rule: DictionaryRule, path: string, entity: Buffer, sharedTtlMs: number): string {
     const slot = `${rule.index}\0${path}`;
     let versions = this.#versions.get(slot);
     if (versions === undefined) {
@@ -75,40 +94,41 @@ export class DictionaryKeeper {
       versions = { hashes: [], lastEntity: undefined, lastHash: '' };
       this.#versions.set(slot, versions);
     }
+    const memo = this.#deps.memo;
     // The memo hands back the very same Buffer for a repeated body: no hashing then.
-    if (versions.lastEntity === entity && this.#deps.memo.dictionary(versions.lastHash) !== undefined)
+    if (versions.lastEntity === entity && memo.dictionary(memoKey(rule.tag, versions.lastHash)) !== undefined)
       return versions.lastHash;
     const hash = sha256Hex(entity);
     versions.lastEntity = entity;
     versions.lastHash = hash;
     const at = versions.hashes.indexOf(hash);
-    if (at === 0 && this.#deps.memo.dictionary(hash) !== undefined) return hash;
+    if (at === 0 && memo.dictionary(memoKey(rule.tag, hash)) !== undefined) return hash;
     if (at > 0) versions.hashes.splice(at, 1);
     versions.hashes.unshift(hash);
     // A copy: the application may reuse and change the Buffer it answered with.
     const kept = Buffer.from(entity);
-    this.#deps.memo.keepDictionary(hash, kept);
-    if (at < 0) this.#share(hash, kept);
-    for (const old of versions.hashes.splice(rule.keep)) this.#forget(old);
+    memo.keepDictionary(memoKey(rule.tag, hash), kept);
+    if (at < 0 && sharedTtlMs > 0) this.#share(rule.tag, hash, kept, Math.min(sharedTtlMs, sharedDictionaryTtlMs));
+    for (const old of versions.hashes.splice(rule.keep)) this.#forget(rule.tag, old);
     return hash;
   }
 
   /**
-   * The dictionary with this SHA-256: from the memo, else from the shared
-   * store (then kept in the memo too); undefined when neither has it.
-   * Never throws: a failing store is a log line and undefined.
+   * The dictionary with this SHA-256 that `rule` offered: from the memo,
+   * else from the shared store (then kept in the memo too); undefined when
+   * neither has it. Never throws: a failing store is a log line and undefined.
    */
-  find(sha256: string): Buffer | undefined | Promise<Buffer | undefined> {
-    const local = this.#deps.memo.dictionary(sha256);
+  find(rule: DictionaryRule, sha256: string): Buffer | undefined | Promise<Buffer | undefined> {
+    const local = this.#deps.memo.dictionary(memoKey(rule.tag, sha256));
     if (local !== undefined) return local;
     const store = this.#deps.store();
     if (store === undefined) return undefined;
-    const key = sharedDictionaryKey(sha256);
+    const key = sharedDictionaryKey(rule.tag, sha256);
     const fromStore = (value: unknown): Buffer | undefined => {
       const bytes = asBytes(value);
       if (bytes === undefined || sha256Hex(bytes) !== sha256) return undefined;
       const kept = Buffer.from(bytes);
-      this.#deps.memo.keepDictionary(sha256, kept);
+      this.#deps.memo.keepDictionary(memoKey(rule.tag, sha256), kept);
       return kept;
     };
     const failed = (error: unknown): undefined => {
@@ -123,22 +143,34 @@ export class DictionaryKeeper {
     }
   }
 
-  /** Writes a new dictionary to the shared store, off the request's path. */
-  #share(sha256: string, bytes: Buffer): void {
+  /** Writes a new dictionary to the shared store for `ttlMs`, off the request's path; the rule's oldest beyond the bound go. */
+  #share(ruleTag: string, sha256: string, bytes: Buffer, ttlMs: number): void {
     const store = this.#deps.store();
     if (store === undefined) return;
-    const key = sharedDictionaryKey(sha256);
+    const key = sharedDictionaryKey(ruleTag, sha256);
+    let written = this.#shared.get(ruleTag);
+    if (written === undefined) this.#shared.set(ruleTag, (written = []));
+    written.push(sha256);
+    for (const old of written.splice(0, Math.max(0, written.length - sharedPerRule))) this.#unshare(ruleTag, old);
     void Promise.resolve()
-      .then(() => boundedAnswer(store.set(key, bytes, sharedDictionaryTtlMs), this.#deps.storeTimeoutMs, 'cache set'))
+      .then(() => boundedAnswer(store.set(key, bytes, ttlMs), this.#deps.storeTimeoutMs, 'cache set'))
       .catch((error: unknown) => this.#deps.log.error('log_cache_set_failed', { key, error: errorText(error) }));
   }
 
   /** Drops a version a rule no longer keeps, here and in the shared store. */
-  #forget(sha256: string): void {
-    this.#deps.memo.forgetDictionary(sha256);
+  #forget(ruleTag: string, sha256: string): void {
+    this.#deps.memo.forgetDictionary(memoKey(ruleTag, sha256));
+    const written = this.#shared.get(ruleTag);
+    const at = written?.indexOf(sha256) ?? -1;
+    if (at >= 0) written!.splice(at, 1);
+    this.#unshare(ruleTag, sha256);
+  }
+
+  /** Deletes a shared copy, off the request's path. */
+  #unshare(ruleTag: string, sha256: string): void {
     const store = this.#deps.store();
     if (store === undefined) return;
-    const key = sharedDictionaryKey(sha256);
+    const key = sharedDictionaryKey(ruleTag, sha256);
     void Promise.resolve()
       .then(() => boundedAnswer(store.delete(key), this.#deps.storeTimeoutMs, 'cache delete'))
       .catch((error: unknown) => this.#deps.log.error('log_cache_delete_failed', { key, error: errorText(error) }));

@@ -13,7 +13,9 @@
  * other syntax (named groups, regular expressions, `?`, `+`, braces) is
  * refused, so what the server matches is exactly what the browser matches.
  */
+import { appIdentity } from '../../cache/app-identity.ts';
 import { parseDuration } from '../../duration.ts';
+import { md5 } from '../../native/exports.ts';
 import { parseSize } from '../../size.ts';
 import { isMediaTypeOption, TypeMatcher, type MediaTypeOption } from '../media-types.ts';
 
@@ -51,6 +53,15 @@ export interface DictionaryRule {
   readonly maxSize: number;
   /** The `Use-As-Dictionary` value sent with an offered response. */
   readonly header: string;
+  /** The `ttl` given, in seconds; undefined when none (a browser then uses the dictionary while the response is fresh). */
+  readonly ttl: number | undefined;
+  /**
+   * What binds a kept dictionary to this rule: a hash of the application and
+   * the pattern, the same in every process and host running the
+   * application. A dictionary is used only for requests the rule that
+   * offered it matches.
+   */
+  readonly tag: string;
 }
 
 /** The newest versions kept per rule, by default. */
@@ -145,7 +156,8 @@ export function resolveDictionaries(value: unknown): readonly DictionaryRule[] {
     let header = `match=${sfString(rule.match)}`;
     if (rule.matchDest !== undefined) header += `, match-dest=(${rule.matchDest.map(sfString).join(' ')})`;
     if (rule.id !== undefined) header += `, id=${sfString(rule.id)}`;
-    if (rule.ttl !== undefined) header += `, ttl=${Math.floor(parseDuration(rule.ttl)!)}`;
+    const ttl = rule.ttl === undefined ? undefined : Math.floor(parseDuration(rule.ttl)!);
+    if (ttl !== undefined) header += `, ttl=${ttl}`;
     return {
       index,
       match: rule.match,
@@ -154,6 +166,8 @@ export function resolveDictionaries(value: unknown): readonly DictionaryRule[] {
       keep: rule.keep ?? defaultKeep,
       maxSize: rule.maxSize === undefined ? defaultDictionaryMaxSize : parseSize(rule.maxSize)!,
       header,
+      ttl,
+      tag: md5(`${appIdentity}\0${rule.match}`).slice(0, 16),
     };
   });
 }
