@@ -6,7 +6,15 @@
  */
 import { join } from 'node:path';
 import test from 'ava';
-import { release, runs, startWorkers, tempDir, untilWaiting } from '../helpers/cache-workers.ts';
+import {
+  logLines,
+  release,
+  runs,
+  startWorkers,
+  tempDir,
+  untilWaiting,
+  waitingRequests,
+} from '../helpers/cache-workers.ts';
 import { rawRequest, type RawResponse } from '../helpers/serve.ts';
 
 /**
@@ -126,4 +134,41 @@ test("the builder process SIGKILLed mid-build with cacheWaitFailure 'run': one s
   t.is(runs(runsFile).length, 2, 'one rebuild, by the watcher that found the lock free, for the whole process');
   t.is(answers.filter((r) => r.headers['cache-status'] === 'koa-buffer; fwd=miss; stored').length, 1);
   t.is(answers.filter((r) => r.headers['cache-status'] === 'koa-buffer; fwd=miss; collapsed').length, 9);
+});
+
+test('a page that sets a cookie, asked by 30 clients over 3 processes: no 503, each client its own build, and later requests wait for nobody', async (t) => {
+  const dir = tempDir(t, 'kb-workers-');
+  const runsFile = join(dir, 'runs');
+  const workers = await startWorkers(t, 3, {
+    cache: `sqlite:${join(dir, 'cache.sqlite')}`,
+    lockDir: join(dir, 'locks'),
+    delayMs: 200,
+    hold: true,
+    runsFile,
+    setCookie: true,
+  });
+  const pending = Promise.all(Array.from({ length: 30 }, (_, i) => get(workers[i % 3]!.port)));
+  await untilWaiting(workers, 29);
+  release(workers);
+  const responses = await pending;
+  t.deepEqual(
+    responses.map((r) => r.status),
+    Array.from({ length: 30 }, () => 200),
+    'no 503: the waiters of a build that cannot be shared ran the action themselves',
+  );
+  const builds = responses.map((r) => /build (\d+-\d+)/.exec(r.body.toString())?.[1]);
+  t.is(new Set(builds).size, 30, 'thirty builds, none handed to another client');
+  for (const r of responses)
+    t.is(r.headers['set-cookie']?.split(';')[0], `csrf=${/build (\S+)/.exec(r.body.toString())![1]}`);
+  t.is(runs(runsFile).length, 30);
+  // The key is marked hit-for-miss in the shared store: a later burst in every process waits for nobody.
+  const waitedBefore = waitingRequests(workers);
+  const later = await Promise.all(Array.from({ length: 12 }, (_, i) => get(workers[i % 3]!.port)));
+  t.deepEqual(
+    later.map((r) => r.status),
+    Array.from({ length: 12 }, () => 200),
+  );
+  t.is(waitingRequests(workers), waitedBefore, 'nobody waited');
+  t.is(logLines(workers, 'debug').filter((m) => m.includes('is remembered as not storable (SET-COOKIE)')).length, 12);
+  t.deepEqual(logLines(workers, 'error'), [], 'nothing went wrong');
 });
