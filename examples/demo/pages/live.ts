@@ -11,9 +11,9 @@
  * previous version can still answer with the difference.
  *
  * Chromium uses a page as a dictionary only while it is fresh in its HTTP
- * cache, hence `Cache-Control: private, max-age=30` here (a reload
- * revalidates anyway); the rule's `ttl` says the same to browsers that
- * know that parameter.
+ * cache, hence `Cache-Control: max-age=30` here (a reload revalidates
+ * anyway; never `private`, which no dictionary may be); the rule's `ttl`
+ * says the same to browsers that know that parameter.
  */
 import type { Context } from 'koa';
 import { layout } from './layout.ts';
@@ -53,7 +53,7 @@ setTimeout(() => location.reload(), ${period * 1000});
 export function livePage(ctx: Context): void {
   const version = Math.floor(Date.now() / 1000 / period);
   ctx.type = 'html';
-  ctx.set('Cache-Control', 'private, max-age=30');
+  ctx.set('Cache-Control', 'max-age=30');
   ctx.body = layout(
     'Live figures',
     `<h1>Live figures</h1>
