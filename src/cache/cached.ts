@@ -6,6 +6,7 @@
  *
  *   if koa-buffer is off for this response            → false
  *   if a bypass rule applies (no cache, POST, …)      → false   fwd=bypass
+ *   the key's cookies read two ways (cookie:NAME)     → false   fwd=bypass; detail=COOKIE
  *   look the key up; the store failed                 → false   fwd=bypass; detail=STORE-ERROR
  *   a fresh entry                                     → replay, true   hit
  *   past its TTL, within stale-while-revalidate       → replay, refresh in the background, true   fwd=stale
@@ -38,7 +39,7 @@ import {
 } from './cache-status.ts';
 import { remainingMs, type CacheEntry } from './entry.ts';
 import { Flight, type FlightFailure, type Outcome } from './flight/flight.ts';
-import { cacheKeyOf } from './key.ts';
+import { ambiguousCookie, cacheKeyOf } from './key.ts';
 import { parseDuration } from '../duration.ts';
 import { lookup, seal, write, type Lookup, type Slot } from './hit/lookup.ts';
 import { lifetimeOf, storeMs, type Lifetime } from './lifetime.ts';
@@ -165,13 +166,15 @@ function decide(ctx: Context, state: CacheRequestState, runtime: CacheRuntime): 
   if ('error' in store) return bypassed(ctx, 'STORE-ERROR');
   // A stale-while-revalidate refresh (revalidate.ts) rebuilds the key of the visitor that started it.
   const revalidating = revalidatedKey(ctx);
-  let key: string;
+  let key: string | typeof ambiguousCookie;
   try {
     key = revalidating ?? cacheKeyOf(ctx, options);
   } catch (error) {
     runtime.log.error('log_cache_key_failed', { error: errorText(error) });
     return bypassed(ctx, 'KEY-ERROR');
   }
+  // A session cookie named twice (or spelled so readers differ) could file one visitor's page under another's key.
+  if (key === ambiguousCookie) return bypassed(ctx, 'COOKIE');
   // 'refresh': the stored entry is not looked at; the request rebuilds it through the flight.
   const refresh = options.cacheRequestNoCache === 'refresh' && requestRefusesStored(ctx.request.headers);
   const purges = runtime.bookFor(store);
