@@ -72,7 +72,7 @@ function logRefusal(state: OptionsHolder, from: unknown, refusal: Refusal): void
 }
 
 /** The log line of a refusal. */
-export function refusalLine(refusal: Refusal): string {
+function refusalLine(refusal: Refusal): string {
   if (refusal.name === undefined) return 'log_override_unreadable';
   return refusal.name === 'varyBy' ? 'log_override_vary_by' : 'log_override_refused';
 }
