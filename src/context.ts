@@ -33,6 +33,8 @@ declare module 'koa' {
      *
      * `overrides` set this response's cache duration and tags, as
      * koa-cash's `ctx.cashed(maxAge)` does; they are kept in `ctx.state.buffer`.
+     * A value `buffer()` would refuse is left out with a log line; the
+     * promise never rejects for them.
      *
      * @example
      * app.use(async (ctx) => {
@@ -63,6 +65,7 @@ export function openState(ctx: Context, config: ResolvedOptions, cache?: CacheRu
   const state: RequestState = {
     config,
     options: config,
+    refusalsLogged: undefined,
     replayed: false,
     storeEntry: undefined,
     answerStale: undefined,

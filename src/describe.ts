@@ -29,7 +29,11 @@ export function valueLiteral(value: unknown): string {
     return String(value);
   } catch {
     // No usable toString (a null prototype, a throwing method): naming its kind is enough, and must not throw itself.
-    return Object.prototype.toString.call(value);
+    try {
+      return Object.prototype.toString.call(value);
+    } catch {
+      return 'a value that cannot be read'; // a proxy whose traps throw
+    }
   }
 }
 

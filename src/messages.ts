@@ -52,7 +52,8 @@ export const defaultMessages = {
     'cacheStaleWhileRevalidate must be a duration (seconds, or e.g. "1 minute"); 0 turns it off',
   option_cache_hit_for_miss: 'cacheHitForMiss must be a duration (seconds, or e.g. "2 minutes"); 0 turns it off',
   option_cache_stale_if_error: 'cacheStaleIfError must be a duration (seconds, or e.g. "1 hour"); 0 turns it off',
-  cached_overrides: 'ctx.bufferIsCached() takes { cacheDuration, cacheTags }: %{problem}',
+  cached_overrides: 'ctx.bufferIsCached() takes { cacheDuration, cacheTags }: %{problem}; ignored for this response',
+  override_unreadable: 'reading it threw %{error}',
   option_cache_max_size: 'cacheMaxSize must be a positive integer number of bytes',
   option_cache_request_no_cache: "cacheRequestNoCache must be 'ignore', 'refresh' or 'bypass'",
   option_cache_wait_failure: "cacheWaitFailure must be 'retry-later' or 'run'",
@@ -126,6 +127,11 @@ export const defaultMessages = {
   log_cache_store_refused: 'the cache store cannot keep entries: %{problem}; requests bypass it',
   log_cache_probe_failed: 'the cache store failed its start-up probe: %{problem}; it is used anyway',
   log_cache_open_failed: 'cannot open the cache %{cache}: %{error}; requests bypass it',
+  log_override_refused:
+    '%{where}: ignored %{name} (%{value}) for this response, the configured value applies: %{problem}',
+  log_override_vary_by:
+    '%{where}: varyBy (%{value}) is not a list of header names, so this request bypasses the cache: %{problem}',
+  log_override_unreadable: '%{where} could not be read, so the configured options apply to this response: %{problem}',
   log_cache_key_failed: 'the cacheKey function failed, so this request bypasses the cache: %{error}',
   log_stale_entry: 'cache entry %{key} predates the application or a template; rebuilding',
   log_building: 'building %{key}',

@@ -161,7 +161,11 @@ export interface BufferOptions {
   /**
    * Request headers joining the generated key; `cookie:NAME` joins only
    * that cookie's value (`['cookie:session']`), so analytics cookies do not
-   * give every visitor a cache of their own. @defaultValue ['cookie']
+   * give every visitor a cache of their own. The value is read as Koa's
+   * `ctx.cookies.get` reads it; a Cookie header that names the cookie twice,
+   * in any spelling, bypasses the cache (`detail=COOKIE`). Set per response,
+   * anything but a list of header names bypasses the cache
+   * (`detail=VARYBY`). @defaultValue ['cookie']
    */
   varyBy?: string[];
   /** Bytes; larger bodies are not stored. @defaultValue 8 MiB */
@@ -268,12 +272,23 @@ export interface ResolvedOptions {
   memoMaxSize: number;
   messages: Messages;
   logger: Logger;
+  /**
+   * The options `ctx.state.buffer` set for this response to a value other
+   * than undefined or null (a value set there wins over the response's own
+   * Cache-Control); empty for the `buffer()` options.
+   */
+  overridden: ReadonlySet<string>;
+  /** True when `ctx.state.buffer` set a varyBy that is not a list of header names: the request bypasses the cache. */
+  varyByRefused: boolean;
 }
 
-/** Default cacheLockTimeout, seconds; also what an unusable per-response value falls back to. */
+/** Default cacheLockTimeout, seconds; also what a per-response `undefined` means. */
 export const defaultCacheLockTimeout = 10;
 
-const defaults: Omit<ResolvedOptions, 'messages' | 'logger' | 'encodings'> = {
+/** What a response with no per-response values has overridden. */
+const nothingOverridden: ReadonlySet<string> = new Set();
+
+const defaults: Omit<ResolvedOptions, 'messages' | 'logger' | 'encodings' | 'overridden' | 'varyByRefused'> = {
   compressContent: true,
   optimiseContent: 0,
   rewriteLinks: true,
@@ -567,6 +582,8 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     memoMaxSize: o.memoMaxSize ?? defaults.memoMaxSize,
     messages,
     logger,
+    overridden: nothingOverridden,
+    varyByRefused: false,
   };
 }
 
@@ -634,8 +651,9 @@ const registrationOnly = new Set([
 ]);
 
 /**
- * Lenient conversions of unvalidated per-response values (per-response values
- * are not validated). `undefined` is a real value meaning off or none.
+ * Conversions of per-response values the option's rule accepted (see
+ * {@link perResponseRefusal}). `undefined` is a real value meaning off or
+ * none; the other checks here only keep a conversion total.
  */
 const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: ResolvedOptions) => unknown>> = {
   compressContent: Boolean,
@@ -662,7 +680,8 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
   compressibleTypes: (v) => new TypeMatcher(Array.isArray(v) || typeof v === 'function' ? (v as MediaTypeOption) : []),
   excludedTypes: (v) => new TypeMatcher(Array.isArray(v) ? v : []),
   defaultCacheControl: (v) => (typeof v === 'string' && !/[\r\n\0]/.test(v) ? v.trim() : ''),
-  varyBy: (v) => (Array.isArray(v) ? v.filter((h) => typeof h === 'string').map(varyEntry) : []),
+  // Only a list of header names gets here: anything else makes the request bypass the cache.
+  varyBy: (v) => (v as readonly string[]).map(varyEntry),
   cacheLockTimeout: (v) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : defaultCacheLockTimeout),
   cacheDuration: (v) => parseDuration(v) ?? defaults.cacheDuration,
   cacheStaleWhileRevalidate: (v) => parseDuration(v) ?? defaults.cacheStaleWhileRevalidate,
@@ -674,8 +693,7 @@ const lenient: Partial<Record<keyof ResolvedOptions, (v: unknown, base: Resolved
   cacheHosts: (v) => (Array.isArray(v) ? hostSet(v) : undefined),
   cacheRequestNoCache: (v) => (v === 'refresh' || v === 'bypass' ? v : 'ignore'),
   cacheStoreTimeout: (v) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : defaults.cacheStoreTimeout),
-  // Kept as given: a bad tag is reported when the response is stored (it is then not stored).
-  cacheTags: (v) => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]),
+  cacheTags: (v) => (Array.isArray(v) ? v : []),
   cacheTagHeader: (v) => (typeof v === 'string' ? v.toLowerCase() : ''),
 };
 
@@ -687,7 +705,11 @@ export type ResponseOverride =
 const turnedOff: ResponseOverride = Object.freeze({ off: true });
 const nothingSet: ResponseOverride = Object.freeze({ off: false, values: undefined });
 
-/** Reads `ctx.state.buffer`: 0, false and '' turn koa-buffer off; undefined and null set nothing; an object overrides. */
+/**
+ * Reads `ctx.state.buffer`: 0, false and '' turn koa-buffer off; undefined and null set nothing; an object overrides.
+ *
+ * @throws whatever a revoked proxy throws when asked whether it is an array
+ */
 export function readOverride(value: unknown): ResponseOverride {
   if (value === undefined || value === null) return nothingSet;
   if (value === 0 || value === false || value === '') return turnedOff;
@@ -696,24 +718,124 @@ export function readOverride(value: unknown): ResponseOverride {
   return nothingSet;
 }
 
+/** Entries a per-response list may hold: a longer one (a proxy may claim 2^32 - 1) is refused before it is read. */
+export const perResponseListMax = 10_000;
+
+/** A per-response value that could not be used, for the log line. */
+export interface Refusal {
+  /** The option's name; undefined when the whole override could not be read. */
+  readonly name: string | undefined;
+  /** The value as read; undefined when reading it threw. */
+  readonly value: unknown;
+  /** The catalog key of what `buffer()` would say of the value, or `override_unreadable` when reading it threw. */
+  readonly key: string;
+  /** What reading threw. */
+  readonly error?: unknown;
+  /** More placeholders of the problem's message, for a check that looks at two options. */
+  readonly args?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The catalog key of the problem `buffer()` would report for option `name`
+ * set to `value`, or undefined when it would take it, for a per-response
+ * value: there `undefined` means off or none, except for varyBy. Never
+ * throws: a value whose check throws (a proxy) is refused.
+ *
+ * @param name - an option name
+ * @param value - the value, as read once (see {@link readOverrideValue})
+ * @param base - the `buffer()` options, for the checks that look at two options
+ */
+export function perResponseRefusal(name: string, value: unknown, base?: ResolvedOptions): string | undefined {
+  if (!known.has(name)) return 'unknown_option';
+  // Per response, undefined means off or none, where buffer() refuses it too; but no varyBy is a key for everyone.
+  if (value === undefined) return name === 'varyBy' ? rules.varyBy.key : undefined;
+  const rule = rules[name as keyof BufferOptions];
+  try {
+    if (!rule.ok(value)) return rule.key;
+    // The checks buffer() makes across options, where the other one is the configured value.
+    if (name === 'encodings' && !(value as string[]).every((e) => canonicalCoding(e))) return 'unknown_encoding';
+    const ttl = base?.cacheLock?.ttl;
+    if (name === 'cacheLockTimeout' && typeof ttl === 'number' && typeof value === 'number' && ttl <= value)
+      return 'lock_ttl_too_short';
+    return undefined;
+  } catch {
+    return rule.key;
+  }
+}
+
+/**
+ * Reads `source[name]` once, as the value every later look sees: a list is
+ * copied (a proxy could answer a second reading differently), and so are
+ * the levels of compressionLevels. Other objects keep their identity (a
+ * store, a function).
+ *
+ * @returns the value, or what reading it threw
+ */
+export function readOverrideValue(source: object, name: string): { value: unknown } | { error: unknown } {
+  try {
+    const value: unknown = (source as Record<string, unknown>)[name];
+    if (Array.isArray(value)) {
+      const length = value.length;
+      if (!(length <= perResponseListMax)) return { error: new RangeError(`a list of ${length} entries`) };
+      const copy: unknown[] = [];
+      for (let i = 0; i < length; i++) copy.push(value[i]);
+      return { value: copy };
+    }
+    if (name === 'compressionLevels' && value !== null && typeof value === 'object')
+      return { value: Object.fromEntries(Object.entries(value)) };
+    return { value };
+  } catch (error) {
+    return { error };
+  }
+}
+
 /**
  * The options for one response: the `buffer()` options, then the innermost
  * section declarations, then `ctx.state.buffer`, each laid over the previous
- * one key deep.
+ * one key deep. A value of `ctx.state.buffer` its option would refuse in
+ * `buffer()` is left out (the configured value applies) and handed to
+ * `refused`; a refused varyBy sets `varyByRefused`, so the request
+ * bypasses the cache. Never throws.
+ *
+ * @param base - the `buffer()` options
+ * @param section - the section declarations, validated when the section was made
+ * @param override - `ctx.state.buffer` when it is an object
+ * @param refused - told of each value left out
  */
 export function responseOptions(
   base: ResolvedOptions,
   section: Partial<ResolvedOptions> | undefined,
   override: Record<string, unknown> | undefined,
+  refused: (refusal: Refusal) => void = () => undefined,
 ): ResolvedOptions {
   if (section === undefined && override === undefined) return base;
   const merged: ResolvedOptions = { ...base, ...section };
-  if (override) {
-    for (const name of Object.keys(override)) {
-      if (registrationOnly.has(name) || !known.has(name)) continue;
-      const convert = lenient[name as keyof ResolvedOptions];
-      (merged as unknown as Record<string, unknown>)[name] = convert ? convert(override[name], base) : override[name];
-    }
+  if (!override) return merged;
+  let names: string[];
+  try {
+    names = Object.keys(override);
+  } catch (error) {
+    refused({ name: undefined, value: undefined, key: 'override_unreadable', error });
+    return merged;
   }
+  let overridden: Set<string> | undefined;
+  for (const name of names) {
+    // Read once, when buffer() runs; a per-response value is not looked at.
+    if (registrationOnly.has(name)) continue;
+    const read = readOverrideValue(override, name);
+    const problem = 'error' in read ? 'override_unreadable' : perResponseRefusal(name, read.value, base);
+    if (problem !== undefined) {
+      if (name === 'varyBy') merged.varyByRefused = true;
+      const value = 'value' in read ? read.value : undefined;
+      const args = problem === 'lock_ttl_too_short' ? { ttl: base.cacheLock?.ttl, timeout: value } : undefined;
+      refused({ name, value, key: problem, error: (read as { error?: unknown }).error, args });
+      continue;
+    }
+    const value = (read as { value: unknown }).value;
+    const convert = lenient[name as keyof ResolvedOptions];
+    (merged as unknown as Record<string, unknown>)[name] = convert ? convert(value, base) : value;
+    if (value !== undefined && value !== null) (overridden ??= new Set()).add(name);
+  }
+  if (overridden !== undefined) merged.overridden = overridden;
   return merged;
 }

@@ -5,27 +5,91 @@
  * asks, and the middleware again once the action is done (sections and
  * `ctx.state.buffer` may have changed in between); each result is held on the
  * request state, where the cache and the pipeline read it.
+ *
+ * Per-response values fail closed (docs/decisions.md, "Per-response
+ * overrides fail closed"): one `buffer()` would refuse is left out with one
+ * log line and the configured value applies, a varyBy that is not a list
+ * of header names makes the request bypass the cache, and nothing the
+ * application put there (a getter or a proxy that throws) throws from here.
  */
 import type { Context } from 'koa';
-import { readOverride, responseOptions, type ResolvedOptions } from './options.ts';
+import { errorText, valueLiteral } from './describe.ts';
+import { readOverride, responseOptions, type Refusal, type ResolvedOptions } from './options.ts';
 import { sectionDeclarations } from './section.ts';
 
 /** The part of the request state this reads and writes. */
 interface OptionsHolder {
   readonly config: ResolvedOptions;
   options: ResolvedOptions | undefined;
+  /** The override whose refusals were logged, and their names: each is logged once per request, not per resolution. */
+  refusalsLogged: { readonly from: unknown; readonly names: Set<string | undefined> } | undefined;
 }
+
+/** Where a per-response value was set, as log lines name it. */
+const where = 'ctx.state.buffer';
+
+/** Stands for `ctx.state.buffer` when reading it threw. */
+const unreadable = Symbol('unreadable ctx.state.buffer');
 
 /**
  * Resolves the options of the response now and holds them on the state.
  * Allocates nothing when neither a section nor `ctx.state.buffer` sets any.
+ * Never throws.
  *
  * @param ctx - the request
  * @param state - its koa-buffer state
  * @returns the options; undefined when `ctx.state.buffer` turns koa-buffer off for this response
  */
 export function resolveResponseOptions(ctx: Context, state: OptionsHolder): ResolvedOptions | undefined {
-  const override = readOverride((ctx.state as Record<string, unknown> | undefined)?.buffer);
-  state.options = override.off ? undefined : responseOptions(state.config, sectionDeclarations(ctx), override.values);
+  let stash: unknown;
+  let override: ReturnType<typeof readOverride>;
+  try {
+    stash = (ctx.state as Record<string, unknown> | undefined)?.buffer;
+    override = readOverride(stash);
+  } catch (error) {
+    logRefusal(state, unreadable, { name: undefined, value: undefined, key: 'override_unreadable', error });
+    state.options = responseOptions(state.config, sectionDeclarations(ctx), undefined);
+    return state.options;
+  }
+  if (override.off) return (state.options = undefined);
+  state.options = responseOptions(
+    state.config,
+    sectionDeclarations(ctx),
+    override.values,
+    override.values && ((refusal) => logRefusal(state, stash, refusal)),
+  );
   return state.options;
+}
+
+/** Logs a refused value of `from` (the override object), unless this request logged it already. */
+function logRefusal(state: OptionsHolder, from: unknown, refusal: Refusal): void {
+  let logged = state.refusalsLogged;
+  if (logged === undefined || logged.from !== from) state.refusalsLogged = logged = { from, names: new Set() };
+  if (logged.names.has(refusal.name)) return;
+  logged.names.add(refusal.name);
+  const { logger, messages } = state.config;
+  logger.warn(messages.text(refusalLine(refusal), refusalArgs(where, refusal, messages)));
+}
+
+/** The log line of a refusal. */
+function refusalLine(refusal: Refusal): string {
+  if (refusal.name === undefined) return 'log_override_unreadable';
+  return refusal.name === 'varyBy' ? 'log_override_vary_by' : 'log_override_refused';
+}
+
+/** The placeholders of a refusal's log line: where it was set, the option, its value, and what is wrong with it. */
+export function refusalArgs(
+  setIn: string,
+  refusal: Refusal,
+  messages: ResolvedOptions['messages'],
+): Record<string, string | undefined> {
+  try {
+    const error = refusal.error === undefined ? undefined : errorText(refusal.error);
+    const problem = messages.text(refusal.key, { ...refusal.args, name: refusal.name, error });
+    const text = error === undefined ? valueLiteral(refusal.value) : 'unreadable';
+    return { where: setIn, name: refusal.name, value: text.length > 80 ? `${text.slice(0, 80)}…` : text, problem };
+  } catch {
+    // What was thrown cannot itself be described (a proxy): the line still names the option.
+    return { where: setIn, name: refusal.name, value: 'unreadable', problem: refusal.key };
+  }
 }

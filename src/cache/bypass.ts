@@ -17,7 +17,11 @@ export type BypassReason =
   | 'REQUEST-TARGET'
   | 'KEY-ERROR'
   | 'STORE-ERROR'
-  | 'HOST';
+  | 'HOST'
+  /** A `cookie:NAME` of varyBy that readers could take differently (cache/cookie-value.ts). */
+  | 'COOKIE'
+  /** A per-response varyBy that is not a list of header names. */
+  | 'VARYBY';
 
 /** What a request's own no-cache does to the server cache (the `cacheRequestNoCache` option). */
 export type RequestNoCache = 'ignore' | 'refresh' | 'bypass';

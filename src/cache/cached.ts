@@ -6,6 +6,8 @@
  *
  *   if koa-buffer is off for this response            → false
  *   if a bypass rule applies (no cache, POST, …)      → false   fwd=bypass
+ *   a per-response varyBy that is no list of names    → false   fwd=bypass; detail=VARYBY
+ *   the key's cookies read two ways (cookie:NAME)     → false   fwd=bypass; detail=COOKIE
  *   look the key up; the store failed                 → false   fwd=bypass; detail=STORE-ERROR
  *   a fresh entry                                     → replay, true   hit
  *   past its TTL, within stale-while-revalidate       → replay, refresh in the background, true   fwd=stale
@@ -19,10 +21,8 @@
  */
 import type { Context } from 'koa';
 import { errorText } from '../describe.ts';
-import { BufferOptionError } from '../errors.ts';
-import type { Messages } from '../messages.ts';
-import type { ResolvedOptions } from '../options.ts';
-import { resolveResponseOptions } from '../per-response.ts';
+import { perResponseRefusal, readOverrideValue, type ResolvedOptions } from '../options.ts';
+import { refusalArgs, resolveResponseOptions } from '../per-response.ts';
 import { bypassReason, requestRefusesStored } from './bypass.ts';
 import {
   statusBypass,
@@ -38,8 +38,7 @@ import {
 } from './cache-status.ts';
 import { remainingMs, type CacheEntry } from './entry.ts';
 import { Flight, type FlightFailure, type Outcome } from './flight/flight.ts';
-import { cacheKeyOf } from './key.ts';
-import { parseDuration } from '../duration.ts';
+import { ambiguousCookie, cacheKeyOf } from './key.ts';
 import { lookup, markNotStorable, seal, write, type Lookup, type Slot } from './hit/lookup.ts';
 import { lifetimeOf, storeMs, type Lifetime } from './lifetime.ts';
 import { revalidate, revalidatedKey } from './revalidate.ts';
@@ -84,48 +83,65 @@ export interface BufferIsCachedOptions {
 /**
  * The `ctx.bufferIsCached` installed on every request (one shared function,
  * so installing it allocates nothing). The first call decides; a later call
- * returns the same answer and changes nothing.
+ * returns the same answer and changes nothing. Never rejects: overrides it
+ * cannot use are logged and left out.
  */
 export function bufferIsCached(this: Context, overrides?: BufferIsCachedOptions): Promise<boolean> {
   const state = (this as WithRequestState)[requestStateKey];
   if (!state || state.cache === undefined) return Promise.resolve(false);
-  if (overrides !== undefined && state.cacheAnswer === undefined) {
-    try {
-      override(this, overrides, state.cache.log.messages);
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
-  }
+  if (overrides !== undefined && state.cacheAnswer === undefined) override(this, overrides, state.config);
   state.cacheAnswer ??= isCached(this, state, state.cache);
   return state.cacheAnswer;
 }
 
+/** Where per-call overrides are set, as log lines name it. */
+const setByCall = 'ctx.bufferIsCached()';
+
 /**
  * Lays the per-call overrides over `ctx.state.buffer`, where every
  * per-response option lives (and where the tags are read from), unless that
- * turns koa-buffer off for this response.
- *
- * @throws BufferOptionError `cached_overrides` for an argument that is not `{cacheDuration, cacheTags}`
+ * turns koa-buffer off for this response. A value the option would refuse
+ * in `buffer()`, or any other argument, is left out with one log line (a
+ * per-call value fails closed as every per-response value does); nothing the
+ * argument or `ctx.state.buffer` holds makes it throw.
  */
-function override(ctx: Context, overrides: BufferIsCachedOptions, messages: Messages): void {
-  const refuse = (problem: string): never => {
-    throw new BufferOptionError('cached_overrides', { problem }, messages);
-  };
-  if (overrides === null || typeof overrides !== 'object' || Array.isArray(overrides))
-    refuse('the argument is not an object');
-  const { cacheDuration, cacheTags } = overrides;
-  if (cacheDuration !== undefined && !((parseDuration(cacheDuration) ?? 0) > 0))
-    refuse('cacheDuration is not a positive duration');
-  if (cacheTags !== undefined && !(Array.isArray(cacheTags) && cacheTags.every((tag) => typeof tag === 'string')))
-    refuse('cacheTags is not an array of strings');
-  const stash: unknown = ctx.state.buffer;
-  if (stash === 0 || stash === false || stash === '') return; // koa-buffer is off for this response
-  const values = stash !== null && typeof stash === 'object' ? (stash as Record<string, unknown>) : {};
-  ctx.state.buffer = {
-    ...values,
-    ...(cacheDuration === undefined ? {} : { cacheDuration }),
-    ...(cacheTags === undefined ? {} : { cacheTags }),
-  };
+function override(ctx: Context, overrides: unknown, config: ResolvedOptions): void {
+  const { logger, messages } = config;
+  const refuse = (problem: string): void => logger.warn(messages.text('cached_overrides', { problem }));
+  try {
+    if (overrides === null || typeof overrides !== 'object' || Array.isArray(overrides))
+      return refuse('the argument is not an object');
+    const accepted: Record<string, unknown> = {};
+    for (const name of Object.keys(overrides)) {
+      if (name !== 'cacheDuration' && name !== 'cacheTags') {
+        refuse(`${JSON.stringify(name)} is not one of them`);
+        continue;
+      }
+      const read = readOverrideValue(overrides, name);
+      const key = 'error' in read ? 'override_unreadable' : perResponseRefusal(name, read.value, config);
+      if (key !== undefined) {
+        const refusal = {
+          name,
+          value: 'value' in read ? read.value : undefined,
+          key,
+          error: (read as { error?: unknown }).error,
+        };
+        logger.warn(messages.text('log_override_refused', refusalArgs(setByCall, refusal, messages)));
+      } else if ((read as { value: unknown }).value !== undefined) accepted[name] = (read as { value: unknown }).value;
+    }
+    const stash: unknown = ctx.state.buffer;
+    if (stash === 0 || stash === false || stash === '') return; // koa-buffer is off for this response
+    const values = stash !== null && typeof stash === 'object' ? (stash as Record<string, unknown>) : {};
+    ctx.state.buffer = { ...values, ...accepted };
+  } catch (error) {
+    // The argument or ctx.state.buffer fought back (a throwing getter, a proxy): none of it is used.
+    logger.warn(
+      messages.text(
+        'log_override_unreadable',
+        refusalArgs(setByCall, { name: undefined, value: undefined, key: 'override_unreadable', error }, messages),
+      ),
+    );
+  }
 }
 
 /**
@@ -161,18 +177,22 @@ function decide(ctx: Context, state: CacheRequestState, runtime: CacheRuntime): 
   const now = Date.now();
   const bypass = bypassReason(ctx, options.cache !== undefined, now, options);
   if (bypass !== undefined) return bypassed(ctx, bypass);
+  // A varyBy set for this response that is not a list of header names: keying on the URL alone would share the page.
+  if (options.varyByRefused) return bypassed(ctx, 'VARYBY');
   const store = runtime.storeFor(options.cache);
   if (store === undefined) return bypassed(ctx, 'CACHE-OFF');
   if ('error' in store) return bypassed(ctx, 'STORE-ERROR');
   // A stale-while-revalidate refresh (revalidate.ts) rebuilds the key of the visitor that started it.
   const revalidating = revalidatedKey(ctx);
-  let key: string;
+  let key: string | typeof ambiguousCookie;
   try {
     key = revalidating ?? cacheKeyOf(ctx, options);
   } catch (error) {
     runtime.log.error('log_cache_key_failed', { error: errorText(error) });
     return bypassed(ctx, 'KEY-ERROR');
   }
+  // A session cookie named twice (or spelled so readers differ) could file one visitor's page under another's key.
+  if (key === ambiguousCookie) return bypassed(ctx, 'COOKIE');
   // 'refresh': the stored entry is not looked at; the request rebuilds it through the flight.
   const refresh = options.cacheRequestNoCache === 'refresh' && requestRefusesStored(ctx.request.headers);
   const purges = runtime.bookFor(store);
@@ -482,19 +502,19 @@ function cannotBeShared(failure: FlightFailure): boolean {
 /**
  * The entry's TTL and stale windows: a value set for this response
  * (`ctx.state.buffer`, `ctx.bufferIsCached({cacheDuration})`) first, then
- * the response's Cache-Control, then the options (lifetime.ts).
+ * the response's Cache-Control, then the options (lifetime.ts). The values
+ * set for the response are those resolved once the action was done.
  */
 function lifetimeFor(ctx: Context, response: StoreableResponse, options: ResolvedOptions): Lifetime {
   const fromResponse = lifetimeOf(response.headers['cache-control'], options);
-  const stash: unknown = ctx.state.buffer;
-  if (stash === null || typeof stash !== 'object') return fromResponse;
-  const set = (name: string): boolean => (stash as Record<string, unknown>)[name] !== undefined;
+  const resolved = (ctx as WithRequestState)[requestStateKey]?.options ?? options;
+  const set = (name: string): boolean => resolved.overridden.has(name);
   return {
-    ttl: set('cacheDuration') ? options.cacheDuration : fromResponse.ttl,
+    ttl: set('cacheDuration') ? resolved.cacheDuration : fromResponse.ttl,
     staleWhileRevalidate: set('cacheStaleWhileRevalidate')
-      ? options.cacheStaleWhileRevalidate
+      ? resolved.cacheStaleWhileRevalidate
       : fromResponse.staleWhileRevalidate,
-    staleIfError: set('cacheStaleIfError') ? options.cacheStaleIfError : fromResponse.staleIfError,
+    staleIfError: set('cacheStaleIfError') ? resolved.cacheStaleIfError : fromResponse.staleIfError,
   };
 }
 

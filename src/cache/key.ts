@@ -11,10 +11,20 @@
  * absent header as `-` (distinct from an empty one, `0:`), and a field that
  * is not well-formed UTF-16 (a lone surrogate, which UTF-8 would turn into
  * U+FFFD) as `!` + its code units in hex.
+ *
+ * A `cookie:NAME` entry joins the cookie's value and its signature's
+ * (`NAME.sig`) as Koa's `ctx.cookies.get` reads them (cookie-value.ts),
+ * absent (`-`) distinct from empty; a Cookie header readers could take
+ * differently gives no key at all, {@link ambiguousCookie}, and the request
+ * bypasses the cache.
  */
 import { createRequire } from 'node:module';
 import type { Context } from 'koa';
 import { md5 } from '../native/exports.ts';
+import { appIdentity } from './app-identity.ts';
+import { ambiguousCookie, readCookie } from './cookie-value.ts';
+
+export { ambiguousCookie } from './cookie-value.ts';
 
 /** What the key is made of, besides the request. */
 export interface KeyOptions {
@@ -48,7 +58,7 @@ function header(ctx: Context, name: string): string | undefined {
 }
 
 /** The application's identity: its script path, so two apps sharing a store never share entries. */
-const appIdentity = field(process.argv[1] ?? '');
+const appField = field(appIdentity);
 
 /**
  * The encoding the generated key hashes; exported for tests, which check
@@ -56,36 +66,33 @@ const appIdentity = field(process.argv[1] ?? '');
  *
  * @param ctx - the request
  * @param varyBy - lowercased header names
- * @returns app, scheme, host, path and query as length-prefixed fields, then a name and a value (or `-`) per varyBy header
+ * @returns app, scheme, host, path and query as length-prefixed fields, then per varyBy entry its name and a
+ *   value (or `-`), and for `cookie:NAME` the signature's value too; {@link ambiguousCookie} when a
+ *   `cookie:NAME` cannot be read one way only
  */
-export function keyMaterial(ctx: Context, varyBy: readonly string[]): string {
+export function keyMaterial(ctx: Context, varyBy: readonly string[]): string | typeof ambiguousCookie {
   const plain = encode(ctx, varyBy, plainField);
   // A lone surrogate stays lone in the material (a field's text is framed by digits and ':'), so one test covers every field.
-  return loneSurrogate.test(plain) ? encode(ctx, varyBy, field) : plain;
+  return plain !== ambiguousCookie && loneSurrogate.test(plain) ? encode(ctx, varyBy, field) : plain;
 }
 
-function encode(ctx: Context, varyBy: readonly string[], as: (text: string) => string): string {
-  let material = `${appIdentity}${as(ctx.protocol)}${as(ctx.host)}${as(ctx.path)}${as(ctx.querystring)}`;
+function encode(
+  ctx: Context,
+  varyBy: readonly string[],
+  as: (text: string) => string,
+): string | typeof ambiguousCookie {
+  let material = `${appField}${as(ctx.protocol)}${as(ctx.host)}${as(ctx.path)}${as(ctx.querystring)}`;
+  const optional = (value: string | undefined): string => (value === undefined ? '-' : as(value));
   for (const name of varyBy) {
-    // `cookie:NAME` joins that cookie's value only; absent and empty are one value.
-    const value = name.startsWith('cookie:') ? cookieValue(header(ctx, 'cookie'), name.slice(7)) : header(ctx, name);
-    material += as(name) + (value === undefined ? '-' : as(value));
+    if (!name.startsWith('cookie:')) {
+      material += as(name) + optional(header(ctx, name));
+      continue;
+    }
+    const read = readCookie(header(ctx, 'cookie'), name.slice(7));
+    if (read === ambiguousCookie) return read;
+    material += as(name) + optional(read.value) + optional(read.signature);
   }
   return material;
-}
-
-/**
- * The value of cookie `name` in a Cookie header (RFC 6265 5.4: `name=value`
- * pairs separated by `;`), '' when absent or empty. The first one wins, as
- * browsers send the most specific first and Koa's cookies.get reads it.
- */
-function cookieValue(cookies: string | undefined, name: string): string {
-  if (cookies === undefined) return '';
-  for (const pair of cookies.split(/[;\n]/)) {
-    const at = pair.indexOf('=');
-    if (at >= 0 && pair.slice(0, at).trim() === name) return pair.slice(at + 1).trim();
-  }
-  return '';
 }
 
 /**
@@ -94,20 +101,22 @@ function cookieValue(cookies: string | undefined, name: string): string {
  * @param ctx - the request
  * @param options - `cacheKey` and `varyBy`
  * @returns the `cacheKey` option (or what its function returned) as given when
- *   it is a non-empty string, else `buffer:` + 32 hex digits
+ *   it is a non-empty string, else `buffer:` + 32 hex digits; {@link ambiguousCookie}
+ *   when the generated key would hold a cookie readers could take differently
  * @throws whatever a `cacheKey` function throws (the caller bypasses the cache)
  * @example
  * cacheKeyOf(ctx, { cacheKey: undefined, varyBy: ['cookie'] }) // 'buffer:9e107d9d372bb6826bd81d3542a419d6'
  */
-export function cacheKeyOf(ctx: Context, options: KeyOptions): string {
+export function cacheKeyOf(ctx: Context, options: KeyOptions): string | typeof ambiguousCookie {
   const custom = typeof options.cacheKey === 'function' ? options.cacheKey(ctx) : options.cacheKey;
   if (typeof custom === 'string' && custom !== '') return custom;
   if (!signatureStandsForKey(ctx)) return generatedKey(ctx, options.varyBy);
   return keyBySignature(ctx, options.varyBy);
 }
 
-function generatedKey(ctx: Context, varyBy: readonly string[]): string {
+function generatedKey(ctx: Context, varyBy: readonly string[]): string | typeof ambiguousCookie {
   const material = keyMaterial(ctx, varyBy);
+  if (material === ambiguousCookie) return material;
   if (material.length > recentLongest) return `buffer:${md5(material)}`;
   return recent.get(material) ?? keep(recent, material, `buffer:${md5(material)}`);
 }
@@ -138,7 +147,7 @@ const recentLongest = 512;
  * otherwise the key is made from the getters. The scheme, then only the
  * socket's, picks one of two tables, so it costs no lookup and no string.
  */
-type Level = Map<string | undefined, Level | string>;
+type Level = Map<string | undefined, Level | string | typeof ambiguousCookie>;
 const bySignature = new Map<string, Level>();
 const bySignatureTls = new Map<string, Level>();
 /** Keys held in {@link bySignature}; at recentMax it starts afresh. */
@@ -160,7 +169,7 @@ function signatureField(ctx: Context, varyBy: readonly string[], depth: number):
   return header(ctx, name.startsWith('cookie:') ? 'cookie' : name);
 }
 
-function keyBySignature(ctx: Context, varyBy: readonly string[]): string {
+function keyBySignature(ctx: Context, varyBy: readonly string[]): string | typeof ambiguousCookie {
   if (varyBy !== lastVaryBy) {
     lastVaryBy = varyBy;
     // Framed by length, as the key material is: the names of a per-response varyBy are not checked.
@@ -170,8 +179,8 @@ function keyBySignature(ctx: Context, varyBy: readonly string[]): string {
   const table = (ctx.req.socket as { encrypted?: boolean }).encrypted === true ? bySignatureTls : bySignature;
   let level = table.get(lastNames);
   for (let i = 0; level !== undefined && i < depth; i++) {
-    const found: Level | string | undefined = level.get(signatureField(ctx, varyBy, i));
-    if (typeof found === 'string') return found;
+    const found = level.get(signatureField(ctx, varyBy, i));
+    if (typeof found === 'string' || typeof found === 'symbol') return found;
     level = found;
   }
   // Not known: made from the getters, and remembered unless the fields are long.

@@ -35,6 +35,12 @@ export interface CacheRequestState {
    */
   options: ResolvedOptions | undefined;
   /**
+   * The `ctx.state.buffer` whose refused values were logged, and their names
+   * (per-response.ts): each is logged once per request, though the options
+   * are resolved twice.
+   */
+  refusalsLogged: { readonly from: unknown; readonly names: Set<string | undefined> } | undefined;
+  /**
    * True when the body was replayed (a cache hit, or a waiter answered from
    * another request's build): it was optimised when it was built, so
    * OPTIMISE is skipped, and it is not stored again.

@@ -130,7 +130,7 @@ export class CacheRuntime implements FlightContext {
     if (option === undefined || option === null || option === false) return undefined;
     if (typeof option === 'object' || typeof option === 'function') {
       if (this.#refused !== undefined && option === this.#given) return { error: this.#refused };
-      // A store object is used as it is; a per-response value is not validated, so check it here.
+      // A store object is used as it is; a per-response one passed only the option's shape check, so check it here.
       try {
         const store = resolveStore(option, this.log.messages);
         return store === undefined ? undefined : this.#nearFor(store);

@@ -1,7 +1,8 @@
 /**
  * `varyBy: ['cookie:NAME']` over real HTTP: the key holds that cookie's value
- * only (absent and empty are one value), so analytics cookies do not give
- * every visitor a cache of their own; plain `cookie` keeps the whole header.
+ * only, as `ctx.cookies.get` reads it (absent and empty are two values), so
+ * analytics cookies do not give every visitor a cache of their own; plain
+ * `cookie` keeps the whole header.
  */
 import test, { type ExecutionContext } from 'ava';
 import { BufferOptionError } from '../../src/errors.ts';
@@ -41,12 +42,15 @@ test('cookie:session keys on the session cookie only', async (t) => {
   t.is(runs(), 3);
 });
 
-test('cookie:session: no cookie and an empty session are one value', async (t) => {
+test('cookie:session: no cookie and an empty session are two values, as ctx.cookies.get reads undefined and an empty string', async (t) => {
   const { server, runs } = await site(t, { varyBy: ['cookie:session'] });
-  await withCookie(server);
-  t.is((await withCookie(server, 'session=; _ga=1')).headers['x-cache'], 'HIT');
+  t.is((await withCookie(server)).body.toString(), '<!doctype html><p>hello guest</p>');
+  const empty = await withCookie(server, 'session=; _ga=1');
+  t.is(empty.headers['x-cache'], 'MISS', 'the page built for no session is not the page built for an empty one');
+  t.is(empty.body.toString(), '<!doctype html><p>hello </p>');
   t.is((await withCookie(server, '_ga=2')).headers['x-cache'], 'HIT');
-  t.is(runs(), 1);
+  t.is((await withCookie(server, 'theme=dark; session=')).headers['x-cache'], 'HIT');
+  t.is(runs(), 2);
 });
 
 test('plain cookie keeps the whole header', async (t) => {

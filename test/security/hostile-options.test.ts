@@ -1,9 +1,11 @@
 /**
  * Options and per-response values of the wrong type (issue 7). At startup a
  * bad option is an error that names it (BufferOptionError), never another
- * kind of throw; at run time `ctx.state.buffer` is not validated,
- * so whatever it holds must end in an answer (a 2xx, a 3xx, or a 5xx with a
- * body) and leave the process, its locks and its cache working. Random
+ * kind of throw; at run time a `ctx.state.buffer` value `buffer()` would
+ * refuse is ignored for the response (test/cache/per-response-fail-closed.test.ts
+ * holds that none is a 500), so whatever it holds must end in an answer (a
+ * 2xx, a 3xx, or a 5xx with a body) and leave the process, its locks and its
+ * cache working. Random
  * values come from fast-check with fixed seeds.
  */
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -241,7 +243,7 @@ test('random ctx.state.buffer values never crash a request: every answer is a 2x
       weight: 4,
     },
   );
-  // Objects that throw when read: the request fails (500 with a body), nothing else does.
+  // Objects that throw when read: ignored, logged; nothing else fails.
   const throwing = new Proxy(
     {},
     {
