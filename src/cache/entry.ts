@@ -30,8 +30,14 @@
  *
  * Both lengths are recorded so that a value truncated, padded or mangled by a
  * text-only store no longer adds up and reads as a miss.
+ *
+ * The codec round-trips whatever it is given; {@link readEntry} also asks
+ * whether a decoded entry may be replayed ({@link entryProblem}), so a value
+ * that decodes but holds what a response could never carry (a header name
+ * or value Node refuses, a Set-Cookie) is as damaged as a truncated one.
  */
 import { Buffer } from 'node:buffer';
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { describeValue } from '../describe.ts';
 
 /** A response as the cache keeps it. */
@@ -161,39 +167,136 @@ export function encodeEntry(entry: CacheEntry): Buffer {
  */
 export function decodeEntry(value: unknown): CacheEntry | undefined {
   const bytes = asBytes(value);
-  if (bytes === undefined || bytes.length < HEADER_SIZE_1 || bytes.readUInt32LE(0) !== MAGIC) return undefined;
+  if (bytes === undefined) return undefined;
+  const decoded = decode(bytes);
+  return typeof decoded === 'string' ? undefined : decoded;
+}
+
+/** The entry in `bytes`, or what is wrong with them. */
+function decode(bytes: Buffer): CacheEntry | string {
+  if (bytes.length < HEADER_SIZE_1 || bytes.readUInt32LE(0) !== MAGIC) return 'not an encoded entry';
   const version = bytes.readUInt8(4);
-  if (version !== VERSION && version !== VERSION_1) return undefined;
+  if (version !== VERSION && version !== VERSION_1) return `format version ${version}`;
   const start = version === VERSION ? HEADER_SIZE : HEADER_SIZE_1;
-  if (bytes.length < start) return undefined;
+  if (bytes.length < start) return 'truncated';
   const status = bytes.readUInt16LE(6);
   const created = bytes.readDoubleLE(8);
   const expires = bytes.readDoubleLE(16);
   const headersLength = bytes.readUInt32LE(24);
   const bodyLength = bytes.readUInt32LE(28);
-  if (start + headersLength + bodyLength !== bytes.length) return undefined;
-  if (status < 100 || status > 999 || !Number.isFinite(created) || !Number.isFinite(expires)) return undefined;
+  if (start + headersLength + bodyLength !== bytes.length)
+    return `${bytes.length} bytes where the framing says ${start + headersLength + bodyLength} (truncated or padded)`;
+  if (status < 100 || status > 999) return `status ${status}`;
+  if (!Number.isFinite(created) || !Number.isFinite(expires)) return 'times that are not finite';
   const staleWhileRevalidate = version === VERSION ? bytes.readDoubleLE(32) : 0;
   const staleIfError = version === VERSION ? bytes.readDoubleLE(40) : 0;
-  if (!isWindow(staleWhileRevalidate) || !isWindow(staleIfError)) return undefined;
+  if (!isWindow(staleWhileRevalidate) || !isWindow(staleIfError)) return 'stale windows that are not ms';
 
   let headers: unknown;
   try {
     headers = JSON.parse(bytes.toString('utf8', start, start + headersLength));
   } catch {
-    return undefined;
+    return 'headers that are not JSON';
   }
   let origin: EntryOrigin | undefined;
   if ((bytes.readUInt8(5) & 1) === 1) {
-    if (!Array.isArray(headers) || headers.length !== 2 || !validOrigin(headers[1])) return undefined;
+    if (!Array.isArray(headers) || headers.length !== 2 || !validOrigin(headers[1])) return 'a malformed origin';
     origin = headers[1];
     headers = headers[0];
   }
-  if (!validHeaders(headers)) return undefined;
+  if (!validHeaders(headers)) return 'headers that are not strings or arrays of strings';
   const body = bytes.subarray(start + headersLength);
   return origin === undefined
     ? { status, headers, body, created, expires, staleWhileRevalidate, staleIfError }
     : { status, headers, body, created, expires, staleWhileRevalidate, staleIfError, origin };
+}
+
+/**
+ * What a store's value holds: an entry that may be replayed; nothing
+ * (`absent`: no value, or a format newer than this code, which a newer
+ * release sharing the store wrote and may still use); or a `damaged` value,
+ * with what is wrong with it, which no release can use.
+ */
+export type EntryRead = { readonly entry: CacheEntry } | { readonly absent: true } | { readonly damaged: string };
+
+const absent: EntryRead = { absent: true };
+
+/**
+ * Reads a value returned by a store: {@link decodeEntry}, then
+ * {@link entryProblem}. Never throws.
+ *
+ * @param value - what `store.get(key)` returned (awaited)
+ */
+export function readEntry(value: unknown): EntryRead {
+  if (value === undefined || value === null) return absent;
+  const bytes = asBytes(value);
+  if (bytes === undefined) return { damaged: 'not an encoded entry' };
+  if (bytes.length >= HEADER_SIZE_1 && bytes.readUInt32LE(0) === MAGIC && bytes.readUInt8(4) > VERSION) return absent;
+  const entry = decode(bytes);
+  if (typeof entry === 'string') return { damaged: entry };
+  const problem = entryProblem(entry);
+  return problem === undefined ? { entry } : { damaged: problem };
+}
+
+/**
+ * Headers a stored entry never holds: the ones that frame one delivery (the
+ * entry holds the uncompressed entity; each replay gets its own length and
+ * coding) and Set-Cookie (a response that sets a cookie is never stored).
+ */
+const neverStored = new Set([
+  'set-cookie',
+  'content-length',
+  'content-encoding',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+]);
+
+/** The answer of {@link entryProblem} by entry: a hit from the memory store replays the same object, and checks it once. */
+const problems = new WeakMap<CacheEntry, string | null>();
+
+/**
+ * Why `entry` cannot be replayed as it is, or undefined when it can: a
+ * status Koa refuses, a header Node's own checks refuse (`validateHeaderName`,
+ * `validateHeaderValue`), a name not in lower case (as every entry is
+ * written), a header no stored entry holds, or a field of the wrong type. A
+ * replay checks all of it before it touches the response.
+ *
+ * @param entry - a decoded entry, or one made in this process
+ */
+export function entryProblem(entry: CacheEntry): string | undefined {
+  let problem = problems.get(entry);
+  if (problem === undefined) problems.set(entry, (problem = findProblem(entry) ?? null));
+  return problem ?? undefined;
+}
+
+function findProblem(entry: CacheEntry): string | undefined {
+  const { status, headers, body } = entry;
+  if (!Number.isInteger(status) || status < 100 || status > 999) return `status ${describeValue(status)}`;
+  if (!(body instanceof Uint8Array)) return 'a body that is not bytes';
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers))
+    return 'headers that are not an object';
+  for (const name of Object.keys(headers)) {
+    const value: unknown = headers[name];
+    const shown = JSON.stringify(name);
+    if (neverStored.has(name)) return `a ${name} header`;
+    if (name !== name.toLowerCase()) return `header name ${shown} not in lower case`;
+    try {
+      validateHeaderName(name);
+    } catch {
+      return `header name ${shown}`;
+    }
+    const values: unknown[] = Array.isArray(value) ? value : [value];
+    for (const item of values) {
+      if (typeof item !== 'string') return `header ${shown} holding ${describeValue(item)}`;
+      try {
+        validateHeaderValue(name, item);
+      } catch {
+        return `header ${shown} with a character Node refuses`;
+      }
+    }
+  }
+  return undefined;
 }
 
 /**

@@ -34,14 +34,14 @@ export function encodeMarker(reason: string, expires: number): Buffer {
   return out;
 }
 
-/** What a live marker says; undefined for anything else (an entry, a foreign value, an expired marker). */
-export function readMarker(value: unknown, now: number): { reason: string; expires: number } | undefined {
+/** What a marker says (it may have expired: compare `expires`); undefined for anything else (an entry, a foreign value). */
+export function readMarker(value: unknown): { reason: string; expires: number } | undefined {
   const bytes = asBytes(value);
   if (bytes === undefined || bytes.length < HEADER || bytes.readUInt32LE(0) !== MAGIC) return undefined;
   if (bytes.readUInt8(4) !== VERSION) return undefined;
   const length = bytes.readUInt8(5);
   if (bytes.length !== HEADER + length) return undefined;
   const expires = bytes.readDoubleLE(6);
-  if (!Number.isFinite(expires) || expires <= now) return undefined;
+  if (!Number.isFinite(expires)) return undefined;
   return { reason: bytes.toString('latin1', HEADER), expires };
 }

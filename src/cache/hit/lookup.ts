@@ -1,8 +1,9 @@
 /**
  * Reading and writing one key of the store, every call bounded by
  * `cacheStoreTimeout` and every failure reported rather than thrown:
- * a lookup is a fresh entry, a miss (nothing, expired, or older than the
- * code: the staleness rule) or an error; a write is true or false.
+ * a lookup is a fresh entry, a miss (nothing, expired, older than the
+ * code: the staleness rule, or damaged) or an error; a write is true or false.
+ * A damaged value (entry.ts, `readEntry`) is removed, so the miss rebuilds it.
  */
 import type { ResolvedOptions } from '../../options.ts';
 import { recentNewestMtimeMs } from '../../response/last-modified.ts';
@@ -10,7 +11,7 @@ import type { DecisionLog } from '../../response/decision-log.ts';
 import { errorText } from '../../describe.ts';
 import { bounded, boundedAnswer } from '../bounded.ts';
 import type { Forward } from '../cache-status.ts';
-import { decodeEntry, encodeEntry, isFresh, type CacheEntry } from '../entry.ts';
+import { decodeEntry, encodeEntry, isFresh, readEntry, type CacheEntry } from '../entry.ts';
 import { encodeMarker, readMarker } from '../hit-for-miss.ts';
 import type { PurgeBook } from '../purge/book.ts';
 import type { CacheStore } from '../stores/store.ts';
@@ -50,18 +51,41 @@ export type Lookup =
 
 /**
  * Decoded entries by the value the store returned: the memory store hands
- * back the very Buffer it was given, so a hit decodes it once, not per request.
+ * back the very Buffer it was given, so a hit decodes it once, not per
+ * request. A string is what is wrong with a damaged value; null, no entry.
  */
-const decoded = new WeakMap<object, CacheEntry | null>();
+const decoded = new WeakMap<object, CacheEntry | string | null>();
 
-function decode(value: unknown): CacheEntry | undefined {
-  if (value === null || typeof value !== 'object') return decodeEntry(value);
+function decode(value: unknown): CacheEntry | string | undefined {
+  if (value === null || typeof value !== 'object') return outcome(readEntry(value));
   let entry = decoded.get(value);
   if (entry === undefined) {
-    entry = decodeEntry(value) ?? null;
+    entry = outcome(readEntry(value)) ?? null;
     decoded.set(value, entry);
   }
   return entry ?? undefined;
+}
+
+function outcome(read: ReturnType<typeof readEntry>): CacheEntry | string | undefined {
+  return 'entry' in read ? read.entry : 'damaged' in read ? read.damaged : undefined;
+}
+
+/**
+ * The damaged key each store reported last, and when: the requests that read
+ * it before its removal landed (a shared store answers them all at once) log
+ * it once.
+ */
+const reported = new WeakMap<CacheStore, { readonly key: string; readonly at: number }>();
+const reportMs = 1000;
+
+/** A damaged value: one log line, removed from the store, and a miss, so the page is built and stored again. */
+function damaged(slot: Slot, problem: string, now: number): Promise<Lookup> {
+  const last = reported.get(slot.store);
+  if (last === undefined || last.key !== slot.key || !(now - last.at < reportMs)) {
+    reported.set(slot.store, { key: slot.key, at: now });
+    slot.log.error('log_cache_entry_damaged', { key: slot.key, problem });
+  }
+  return remove(slot).then(() => ({ miss: 'miss' }));
 }
 
 /** `cacheStoreTimeout` in ms. */
@@ -76,7 +100,8 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 /**
  * Looks the slot's key up. An expired entry is a miss; one older than the
  * code is removed and is a miss. A value that is
- * not an entry (foreign, corrupt) is a miss. Synchronous when the store and
+ * not an entry (foreign, corrupt, or holding what no response carries) is
+ * removed, logged, and a miss. Synchronous when the store and
  * the remembered mtime are: a hit from the memory or SQLite store costs no
  * Promise.
  *
@@ -102,10 +127,12 @@ export function lookup(slot: Slot, now?: number): Lookup | Promise<Lookup> {
 
 function judge(slot: Slot, value: unknown, now: number): Lookup | Promise<Lookup> {
   const entry = decode(value);
-  if (entry === undefined) {
-    // Looked for only where no entry is: a hit pays nothing for markers.
-    const marker = value === undefined || value === null ? undefined : readMarker(value, now);
-    return marker === undefined ? { miss: 'miss' } : { pass: marker.reason };
+  if (entry === undefined) return { miss: 'miss' };
+  if (typeof entry === 'string') {
+    // Not an entry: a hit-for-miss marker, or damage. Looked for only here, so a hit pays nothing for markers.
+    const marker = readMarker(value);
+    if (marker === undefined) return damaged(slot, entry, now);
+    return marker.expires > now ? { pass: marker.reason } : { miss: 'miss' };
   }
   // The one comparison a fresh hit pays for the stale windows: they are looked at only past the TTL.
   if (!isFresh(entry, now)) return pastTtl(slot, entry, now);

@@ -7,19 +7,24 @@
 import type { Context } from 'koa';
 import type { CacheRequestState as RequestState } from '../request-state.ts';
 import type { Messages } from '../../messages.ts';
-import type { CacheEntry } from '../entry.ts';
+import { entryProblem, type CacheEntry } from '../entry.ts';
 import { setBufferBody } from '../../response/koa-body.ts';
 
 /**
  * Puts `entry` into the response and marks the request replayed (OPTIMISE
  * and STORE skip it): its status, its body, and each of its headers this
  * response does not carry already. `x-cache: HIT`; the caller sets Cache-Status.
+ * All or nothing: the entry is checked whole first (entry.ts, `entryProblem`),
+ * so one that cannot be replayed leaves the response and the request as they were.
  *
  * @param ctx - the request to answer
  * @param state - its koa-buffer state
  * @param entry - a fresh entry; its body is shared, never written to
+ * @throws TypeError naming what is wrong when the entry cannot be replayed, before anything is set
  */
 export function replayEntry(ctx: Context, state: RequestState, entry: CacheEntry): void {
+  const problem = entryProblem(entry);
+  if (problem !== undefined) throw new TypeError(`cannot replay a cache entry with ${problem}`);
   state.replayed = true;
   const { res, response } = ctx;
   if (res.headersSent) return; // someone answered already: nothing can be replayed
