@@ -2,15 +2,18 @@
  * The background refresh of stale-while-revalidate (docs/architecture.md,
  * "Stale entries"): a visitor that was answered a stale entry starts it, and
  * nobody waits for it. It runs the application's middleware on a request of
- * its own, made in this process (no socket, nothing sent): the same URL and
- * request headers, minus the conditional ones, so the action sees the request
- * the stale entry was built for. koa-buffer recognises that request by a
- * private symbol on it, which no client can send, and builds the entry under
- * the visitor's key through the usual flight and lock, so one refresh per key
- * runs across this process, the host and the hosts.
+ * its own, made in this process (no socket, nothing sent): the visitor's
+ * request replayed, with its URL, headers, HTTP version, and what its
+ * connection said (TLS or not, the client's address), minus what asks for
+ * less than the whole page, so the action builds the page that visitor would
+ * get. koa-buffer recognises that request by a private symbol on it, which no
+ * client can send, and builds the entry under the visitor's key through the
+ * usual flight and lock, so one refresh per key runs across this process, the
+ * host and the hosts.
  */
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Context, Middleware } from 'koa';
 import { errorText } from '../describe.ts';
 import type { CacheRuntime } from './runtime.ts';
@@ -26,14 +29,29 @@ export function revalidatedKey(ctx: Context): string | undefined {
   return (ctx.req as MaybeRevalidation)[revalidationKey];
 }
 
-/** Request headers the refresh does not repeat: it wants the whole page, not a 304 or a range. */
+/** Request headers the refresh does not repeat. */
 const notRepeated = new Set([
+  // It wants the whole page, not a 304 or a range.
   'if-none-match',
   'if-modified-since',
   'if-match',
   'if-unmodified-since',
   'if-range',
   'range',
+  // Its answer is never sent: the entry holds the uncompressed entity, and a coding would be made for nobody.
+  'accept-encoding',
+  'available-dictionary',
+  // They describe the visitor's connection and request body, which the refresh has not.
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'content-length',
+  'expect',
+  'upgrade',
+  'te',
+  'trailer',
+  'http2-settings',
 ]);
 
 /**
@@ -64,18 +82,56 @@ export function revalidate(ctx: Context, runtime: CacheRuntime, key: string): vo
   });
 }
 
-/** A GET of the visitor's URL with its headers, marked as the refresh of `key`. */
+/**
+ * A GET of the visitor's URL, replayed: its headers (less {@link notRepeated}),
+ * its HTTP version (Koa takes an HTTP/2 request's host from `:authority`) and
+ * a socket that says what the visitor's said, read now while it is open.
+ */
 function refreshRequest(ctx: Context, key: string): MaybeRevalidation {
-  const request: MaybeRevalidation = new IncomingMessage(new Socket());
+  const visitor = ctx.req;
+  const request: MaybeRevalidation = new IncomingMessage(replayedSocket(visitor.socket as Socket | null));
   request.method = 'GET';
   request.url = ctx.originalUrl;
-  request.httpVersion = ctx.req.httpVersion;
+  request.httpVersion = visitor.httpVersion;
+  request.httpVersionMajor = visitor.httpVersionMajor;
+  request.httpVersionMinor = visitor.httpVersionMinor;
   const headers: Record<string, string | string[] | undefined> = {};
-  for (const [name, value] of Object.entries(ctx.req.headers)) if (!notRepeated.has(name)) headers[name] = value;
+  for (const [name, value] of Object.entries(visitor.headers)) if (!notRepeated.has(name)) headers[name] = value;
+  if (headers[':method'] !== undefined) headers[':method'] = 'GET';
   request.headers = headers;
+  const raw: string[] = [];
+  const given = visitor.rawHeaders;
+  for (let i = 0; i + 1 < given.length; i += 2) {
+    const name = given[i]!.toLowerCase();
+    if (notRepeated.has(name)) continue;
+    raw.push(given[i]!, name === ':method' ? 'GET' : given[i + 1]!);
+  }
+  request.rawHeaders = raw;
+  // HTTP/2's compatibility request names these apart from its headers.
+  for (const name of ['authority', 'scheme'] as const) {
+    const value = (visitor as unknown as Record<string, unknown>)[name];
+    if (typeof value === 'string') Object.defineProperty(request, name, { value, enumerable: true });
+  }
   request.push(null); // a GET has no body
   request[revalidationKey] = key;
   return request;
+}
+
+/** What a socket tells an application about its connection, beside the bytes. */
+const connectionFacts = ['remoteAddress', 'remotePort', 'remoteFamily', 'localAddress', 'localPort'] as const;
+
+/**
+ * A socket that never connects, answering as the visitor's did: its peer
+ * and local addresses (ctx.ip) and whether it was TLS (ctx.protocol). An
+ * HTTP/2 request's socket is a proxy of its session's, which answers the same.
+ */
+function replayedSocket(from: Socket | null): Socket {
+  const socket = new Socket();
+  if (from === null) return socket;
+  for (const name of connectionFacts) Object.defineProperty(socket, name, { value: from[name], enumerable: true });
+  if ((from as Partial<TLSSocket>).encrypted === true)
+    Object.defineProperty(socket, 'encrypted', { value: true, enumerable: true });
+  return socket;
 }
 
 /**
