@@ -40,7 +40,7 @@ import { remainingMs, type CacheEntry } from './entry.ts';
 import { Flight, type FlightFailure, type Outcome } from './flight/flight.ts';
 import { ambiguousCookie, cacheKeyOf } from './key.ts';
 import { lookup, markNotStorable, seal, write, type Lookup, type Slot } from './hit/lookup.ts';
-import { lifetimeOf, storeMs, type Lifetime } from './lifetime.ts';
+import { boundedLifetime, lifetimeOf, storeMs, type Lifetime } from './lifetime.ts';
 import { revalidate, revalidatedKey } from './revalidate.ts';
 import { replayEntry, retryLater } from './hit/replay.ts';
 import {
@@ -509,13 +509,13 @@ function lifetimeFor(ctx: Context, response: StoreableResponse, options: Resolve
   const fromResponse = lifetimeOf(response.headers['cache-control'], options);
   const resolved = (ctx as WithRequestState)[requestStateKey]?.options ?? options;
   const set = (name: string): boolean => resolved.overridden.has(name);
-  return {
+  return boundedLifetime({
     ttl: set('cacheDuration') ? resolved.cacheDuration : fromResponse.ttl,
     staleWhileRevalidate: set('cacheStaleWhileRevalidate')
       ? resolved.cacheStaleWhileRevalidate
       : fromResponse.staleWhileRevalidate,
     staleIfError: set('cacheStaleIfError') ? resolved.cacheStaleIfError : fromResponse.staleIfError,
-  };
+  });
 }
 
 /** The builder's request headers its response (as sent) varies on; Cookie not when the key holds the cookies that count. */

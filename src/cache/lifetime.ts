@@ -14,6 +14,31 @@ export interface Lifetime {
   readonly staleIfError: number;
 }
 
+/**
+ * The longest lifetime an entry gets, seconds: RFC 9111 1.2.2 has a cache
+ * take a delta-seconds value beyond the greatest integer it can represent
+ * as 2^31 (68 years). Every TTL and window is held to it, whether from the
+ * response, the options or a per-response value, so the stores get a whole
+ * number of ms they accept (Redis refuses a PX it cannot parse as an
+ * integer, and `1e+23` is not one) and Cache-Status an integer `ttl=`.
+ */
+export const maxDeltaSeconds = 2 ** 31;
+
+const bounded = (seconds: number): number => (seconds > maxDeltaSeconds ? maxDeltaSeconds : seconds);
+
+/**
+ * `lifetime` with each value held to {@link maxDeltaSeconds}.
+ *
+ * @param lifetime - seconds, finite or not
+ */
+export function boundedLifetime(lifetime: Lifetime): Lifetime {
+  return {
+    ttl: bounded(lifetime.ttl),
+    staleWhileRevalidate: bounded(lifetime.staleWhileRevalidate),
+    staleIfError: bounded(lifetime.staleIfError),
+  };
+}
+
 /** Delta-seconds (RFC 9111 1.2.2): digits only; a quoted value is tolerated, as RFC 9111 5.2 asks of recipients. */
 const deltaSeconds = /^"?(\d+)"?$/;
 
@@ -36,8 +61,8 @@ export function cacheControlSeconds(value: string | string[] | undefined): Map<s
     const name = part.slice(0, at).trim().toLowerCase();
     const match = deltaSeconds.exec(part.slice(at + 1).trim());
     if (match === null || found.has(name)) continue;
-    // Values beyond 2^31 mean "a very long time" (RFC 9111 1.2.2); Number keeps them exactly enough.
-    found.set(name, Number(match[1]));
+    // Values beyond 2^31 mean "a very long time", and are taken as 2^31 (RFC 9111 1.2.2).
+    found.set(name, bounded(Number(match[1])));
   }
   return found;
 }
@@ -53,14 +78,20 @@ export function lifetimeOf(
   defaults: { cacheDuration: number; cacheStaleWhileRevalidate: number; cacheStaleIfError: number },
 ): Lifetime {
   const given = cacheControl === undefined ? undefined : cacheControlSeconds(cacheControl);
-  return {
+  // The options may hold any finite number of seconds: they are held to the same bound.
+  return boundedLifetime({
     ttl: given?.get('s-maxage') ?? given?.get('max-age') ?? defaults.cacheDuration,
     staleWhileRevalidate: given?.get('stale-while-revalidate') ?? defaults.cacheStaleWhileRevalidate,
     staleIfError: given?.get('stale-if-error') ?? defaults.cacheStaleIfError,
-  };
+  });
 }
 
-/** Milliseconds the store keeps an entry of this lifetime: its TTL and the longer window (both begin at expiry). */
+/**
+ * Milliseconds the store keeps an entry of this lifetime: its TTL and the
+ * longer window (both begin at expiry), a whole number, at most twice
+ * {@link maxDeltaSeconds} in ms, which every store accepts.
+ */
 export function storeMs(lifetime: Lifetime): number {
-  return (lifetime.ttl + Math.max(lifetime.staleWhileRevalidate, lifetime.staleIfError)) * 1000;
+  const { ttl, staleWhileRevalidate, staleIfError } = boundedLifetime(lifetime);
+  return Math.ceil((ttl + Math.max(staleWhileRevalidate, staleIfError)) * 1000);
 }
