@@ -134,6 +134,7 @@ export const defaultMessages = {
   log_override_unreadable: '%{where} could not be read, so the configured options apply to this response: %{problem}',
   log_cache_key_failed: 'the cacheKey function failed, so this request bypasses the cache: %{error}',
   log_stale_entry: 'cache entry %{key} predates the application or a template; rebuilding',
+  log_cache_entry_damaged: 'cache entry %{key} is damaged (%{problem}); removed it, rebuilding',
   log_building: 'building %{key}',
   log_cache_stale: 'cache entry %{key} is stale; answered it and refreshing in the background',
   log_revalidating: 'refreshing %{key} in the background',
@@ -171,6 +172,8 @@ export const defaultMessages = {
   log_minify_failed: 'minifying an inline %{kind} block failed; left as it was: %{error}',
   log_encoding_unavailable: 'encoding %{name} is not available here and is not offered',
   log_mtime_scan_failed: 'scanning %{path} for modification times failed: %{error}',
+  log_mtime_scan_bounded:
+    'the templatePaths scan stopped at %{bound}; Last-Modified and the cache use the newest modification time it saw (narrow templatePaths, or set templateMtimeCache)',
   log_mtime_cache_failed: 'templateMtimeCache %{op} failed: %{error}',
 } as const;
 

@@ -11,6 +11,10 @@
  * which trusts an answer for
  * {@link mtimeTrustMs}: per response, the stat was a tenth of a cache hit
  * and of a memoised page.
+ *
+ * The scan follows symlinks (a template directory may be one), but no
+ * directory twice, by device and inode, so symlink cycles end; and it stops
+ * at {@link scanBounds}, logging once, and answers with what it saw.
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -50,26 +54,64 @@ export function isLastModifiedOption(value: unknown): boolean {
   return false;
 }
 
+/**
+ * How far one scan goes: no path more than `depth` levels below a template
+ * path, and no more than `entries` paths in all, are looked at.
+ * A tree beyond these is not a template tree (a path naming `/` or a
+ * `node_modules`); each stat is synchronous, and the scan runs every
+ * {@link mtimeTrustMs}, so 10,000 stats (tens of ms) is as far as it may go.
+ */
+export const scanBounds = { depth: 32, entries: 10_000 } as const;
+
+/** One scan's progress: the directories listed (device:inode), the paths looked at, and the bound it stopped at. */
+interface Walk {
+  readonly listed: Set<string>;
+  entries: number;
+  stopped: string | undefined;
+}
+
+const newWalk = (): Walk => ({ listed: new Set(), entries: 0, stopped: undefined });
+
 /** Newest mtime in ms under `path` (a file, or a directory scanned recursively); -Infinity when nothing is there. */
-function newestUnder(path: string, sources: MtimeSources): number {
+function newestUnder(path: string, sources: MtimeSources, walk: Walk, depth: number): number {
+  if (walk.entries >= scanBounds.entries) {
+    walk.stopped ??= `${scanBounds.entries} entries`;
+    return -Infinity;
+  }
+  walk.entries++;
   let newest = -Infinity;
   try {
     const stat = statSync(path);
     newest = stat.mtimeMs;
-    if (stat.isDirectory()) {
-      for (const entry of readdirSync(path, { withFileTypes: true })) {
-        newest = Math.max(newest, newestUnder(join(path, entry.name), sources));
-      }
+    if (!stat.isDirectory()) return newest;
+    if (depth >= scanBounds.depth) {
+      walk.stopped ??= `depth ${scanBounds.depth}`;
+      return newest;
     }
+    // Exact device and inode numbers (a number may round them): a directory reached twice, through a symlink, is listed once.
+    const { dev, ino } = statSync(path, { bigint: true });
+    const id = `${dev}:${ino}`;
+    if (walk.listed.has(id)) return newest;
+    walk.listed.add(id);
+    for (const name of readdirSync(path))
+      newest = Math.max(newest, newestUnder(join(path, name), sources, walk, depth + 1));
   } catch (error) {
     sources.logger.debug(sources.messages.text('log_mtime_scan_failed', { path, error: (error as Error).message }));
   }
   return newest;
 }
 
+/** Template path lists whose scan has been told to stop at a bound: told once, by the options' own list. */
+const toldStopped = new WeakSet<readonly string[]>();
+
 function scan(paths: readonly string[], sources: MtimeSources): number {
+  const walk = newWalk();
   let newest = -Infinity;
-  for (const path of paths) newest = Math.max(newest, newestUnder(path, sources));
+  for (const path of paths) newest = Math.max(newest, newestUnder(path, sources, walk, 0));
+  if (walk.stopped !== undefined && !toldStopped.has(paths)) {
+    toldStopped.add(paths);
+    sources.logger.warn(sources.messages.text('log_mtime_scan_bounded', { bound: walk.stopped }));
+  }
   return newest;
 }
 
@@ -100,7 +142,7 @@ export async function newestMtimeMs(
   sources: MtimeSources,
   script: string | null = process.argv[1] ?? null,
 ): Promise<number | undefined> {
-  const scriptMs = script === null ? -Infinity : newestUnder(script, sources);
+  const scriptMs = script === null ? -Infinity : newestUnder(script, sources, newWalk(), 0);
   let templatesMs: number;
   const cache = sources.templateMtimeCache;
   if (cache === undefined || sources.templatePaths.length === 0) {
@@ -120,7 +162,9 @@ export async function newestMtimeMs(
     } else {
       templatesMs = scan(sources.templatePaths, sources);
       try {
-        await cache.set(key, templatesMs, sources.templateMtimeCacheDuration * 1000);
+        // A whole number of ms, at most 2^31 s (RFC 9111 1.2.2's bound), which a Redis behind a Keyv accepts.
+        const ttlMs = Math.ceil(Math.min(sources.templateMtimeCacheDuration, 2 ** 31) * 1000);
+        await cache.set(key, templatesMs, ttlMs);
       } catch (error) {
         sources.logger.debug(
           sources.messages.text('log_mtime_cache_failed', { op: 'set', error: (error as Error).message }),
