@@ -167,7 +167,11 @@ export class Dictionaries {
   /**
    * A stream body in a rule's scope, read whole, when its length is known
    * (Content-Length, or the file's size for an fs stream) and within the
-   * rule's `maxSize`; undefined to leave it to the stream path.
+   * rule's `maxSize`; undefined to leave it to the stream path. The bytes the
+   * stream gives are what count, not the length it declares: once more than
+   * `maxSize` have come, what was read is put back at the stream's front
+   * (`unshift`) and the stream path sends it all, so nothing is lost and no
+   * more than `maxSize` and one chunk is held.
    */
   async whole(ctx: Context, stream: Readable, type: string): Promise<Buffer | undefined> {
     const rule = this.scope(ctx, type);
@@ -180,8 +184,28 @@ export class Dictionaries {
         () => undefined,
       );
     if (length === undefined || length > rule.maxSize) return undefined;
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-    return Buffer.concat(chunks);
+    const chunks: unknown[] = [];
+    let read = 0;
+    // Leaving the loop early must not destroy the stream: it is sent after all.
+    for await (const chunk of stream.iterator({ destroyOnReturn: false }) as AsyncIterable<unknown>) {
+      chunks.push(chunk);
+      read += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk instanceof Uint8Array ? chunk.length : 0;
+      if (read > rule.maxSize || !(typeof chunk === 'string' || chunk instanceof Uint8Array)) {
+        putBack(stream, chunks);
+        return undefined;
+      }
+    }
+    return Buffer.concat(chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer))));
   }
+}
+
+/**
+ * Puts `chunks` (read from `stream`, in order) back at its front, so its
+ * next reader gets them first. In the same turn as the last read, so a
+ * stream that has just ended has not yet emitted 'end' (after which unshift
+ * is refused).
+ */
+function putBack(stream: Readable, chunks: readonly unknown[]): void {
+  const encoding = stream.readableEncoding ?? undefined;
+  for (let i = chunks.length - 1; i >= 0; i--) stream.unshift(chunks[i], encoding);
 }
