@@ -40,6 +40,15 @@ enum : std::uint32_t {
   kFormatting = 1u << 11,
   // <html>: may precede <head> without closing the chance of one.
   kHtml = 1u << 12,
+  // Block-level by default, but pages commonly display it inline-block, inline-flex, inline-grid or
+  // inline (li in a navigation or breadcrumb, dt and dd in a key-value line, figure in a gallery,
+  // form around a button beside links). The white space between its tag and a sibling's then
+  // renders, so the run outside its box (after its end tag, before its start tag) is kept unless
+  // its other side is a line edge: a block edge, the start of a block's content (after a block
+  // start tag), the end of a block's content (before a block end tag), or the start or end of the
+  // document. This is the one list of such names; the render tests
+  // (test/render/inline-display.test.ts) style each of them.
+  kInlineStyled = 1u << 13,
 };
 
 // Raw-text elements carry a 1-based index into kRawNames in bits 16..19.
@@ -90,16 +99,16 @@ inline constexpr tag_entry kTags[] = {
     {"col", kBlock | kVoid},
     {"frame", kBlock | kVoid},
     {"p", kBlock},
-    {"dd", kBlock},
+    {"dd", kBlock | kInlineStyled},
     {"dl", kBlock},
-    {"dt", kBlock},
+    {"dt", kBlock | kInlineStyled},
     {"h1", kBlock},
     {"h2", kBlock},
     {"h3", kBlock},
     {"h4", kBlock},
     {"h5", kBlock},
     {"h6", kBlock},
-    {"li", kBlock},
+    {"li", kBlock | kInlineStyled},
     {"ol", kBlock},
     {"td", kBlock},
     {"th", kBlock},
@@ -109,7 +118,7 @@ inline constexpr tag_entry kTags[] = {
     {"div", kBlock},
     {"nav", kBlock},
     {"body", kBlock},
-    {"form", kBlock},
+    {"form", kBlock | kInlineStyled},
     {"main", kBlock},
     {"menu", kBlock},
     {"aside", kBlock},
@@ -118,7 +127,7 @@ inline constexpr tag_entry kTags[] = {
     {"tfoot", kBlock},
     {"thead", kBlock},
     {"center", kBlock},
-    {"figure", kBlock},
+    {"figure", kBlock | kInlineStyled},
     {"footer", kBlock},
     {"header", kBlock},
     {"hgroup", kBlock},

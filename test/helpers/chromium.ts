@@ -70,6 +70,8 @@ export interface Rendering {
   elements: ElementBox[];
   /** The resolved `href` of every `a[href]` and `src` of every `img[src]`, without the scheme. */
   links: string[];
+  /** A PNG of the page's viewport, when one was taken ({@link Renderer.screenshot}). */
+  screenshot?: Buffer;
 }
 
 // Applied inside every page before it is measured: one generic font, so
@@ -191,13 +193,25 @@ export class Renderer {
     await this.page.goto(host, { waitUntil: 'load', timeout: 60_000 });
     const byUrl = new Map<string, Frame>();
     for (const frame of this.page.mainFrame().childFrames()) byUrl.set(frame.url(), frame);
-    return Promise.all(
+    const renderings: Rendering[] = await Promise.all(
       pages.map(async (p) => {
         const frame = byUrl.get(p.url);
         if (!frame) throw new Error(`render: no frame loaded ${p.url}`);
         return { url: p.url, ...(await frame.evaluate(measure, FIXED_STYLE)) };
       }),
     );
+    return renderings;
+  }
+
+  /**
+   * A PNG of one page's viewport. The page is loaded on its own, as the top
+   * document: a frame scrolled out of a batch's view may not be painted yet.
+   */
+  async screenshot(page: PageToRender): Promise<Buffer> {
+    const url = new URL(page.url).href;
+    this.served = new Map([[url, page.body]]);
+    await this.page.goto(url, { waitUntil: 'load', timeout: 60_000 });
+    return this.page.screenshot({ animations: 'disabled', caret: 'hide' });
   }
 
   /** Closes the browser and removes its profile directory. */
@@ -237,5 +251,6 @@ export function firstDifference(a: Rendering, b: Rendering): string | undefined 
   for (let i = 0; i < Math.max(a.links.length, b.links.length); i++) {
     if (a.links[i] !== b.links[i]) return `link ${i} pointed to ${a.links[i]} and now to ${b.links[i]}`;
   }
+  if (a.screenshot && b.screenshot && !a.screenshot.equals(b.screenshot)) return 'the screenshots differ';
   return undefined;
 }

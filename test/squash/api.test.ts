@@ -151,7 +151,7 @@ const badOptions: Array<[string, unknown, string, string, string]> = [
 ];
 
 const page = '<ul>\n  <li>a</li>\n  <li>b  c</li>\n</ul>\n';
-const squashed = '<ul><li>a</li><li>b c</li></ul>';
+const squashed = '<ul><li>a</li>\n<li>b c</li></ul>';
 
 for (const [name, impl] of impls) {
   const squash = call(impl);

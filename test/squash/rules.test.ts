@@ -101,9 +101,46 @@ const cases: RuleCase[] = [
     expected: '<div> </div>',
   },
   {
-    rule: 'between a block start and a block start it goes',
+    rule: 'at the start and end of a list it goes; between its items one stays (they may be inline-block)',
     input: '<ul>\n  <li>a</li>\n  <li>b</li>\n</ul>',
-    expected: '<ul><li>a</li><li>b</li></ul>',
+    expected: '<ul><li>a</li>\n<li>b</li></ul>',
+  },
+  // --- Inline-styled elements: li, dt, dd, figure, form (html-elements.json, inlineStyled) ---
+  {
+    rule: 'a navigation of list items keeps one space between items: li { display: inline-block } reads "Home Docs Blog"',
+    input:
+      '<nav>\n  <ul>\n    <li><a href="/">Home</a></li>\n    <li><a href="/docs">Docs</a></li>  <li>Blog</li>\n  </ul>\n</nav>',
+    expected: '<nav><ul><li><a href="/">Home</a></li>\n<li><a href="/docs">Docs</a></li> <li>Blog</li></ul></nav>',
+  },
+  {
+    rule: 'a removed comment between two items merges into the one run that stays',
+    input: '</li>\n  <!-- active -->\n  <li>',
+    expected: '</li>\n<li>',
+  },
+  {
+    rule: 'dt and dd, figures and forms keep the run between siblings too',
+    input: '<dl>\n<dt>a</dt>\n<dd>b</dd>\n</dl>\n<figure>x</figure>  <figure>y</figure>\n<form></form> <form></form>',
+    expected: '<dl><dt>a</dt>\n<dd>b</dd></dl><figure>x</figure> <figure>y</figure>\n<form></form> <form></form>',
+  },
+  {
+    rule: 'beside an inline-styled tag, inline neighbours keep the run',
+    input: '</li> <span>x</span> <li>y</li> <script></script>\n<li>z</li> <img>',
+    expected: '</li> <span>x</span> <li>y</li> <script></script>\n<li>z</li> <img>',
+  },
+  {
+    rule: 'beside an inline-styled tag a line edge still drops it: after a block start tag, before a block end tag, a block edge, the ends of the input',
+    input: '\n<li>a</li>\n<div>\n<li>b</li>\n</div>\n<li>c</li>\n<br>\n<form>\n<li>\n<li>d</li>\n</form>\n',
+    expected: '<li>a</li><div><li>b</li></div><li>c</li><br><form><li><li>d</li></form>',
+  },
+  {
+    rule: 'document and block structure still lose it: div, p, sections, headings, table parts',
+    input: '</div> <div></div> <p></p>\n<section></section> <h2></h2> <nav></nav>\n<td></td> <td></td>',
+    expected: '</div><div></div><p></p><section></section><h2></h2><nav></nav><td></td><td></td>',
+  },
+  {
+    rule: 'inline-styled names are matched without regard to case',
+    input: '<UL>\n<LI>a</Li>\n<li>b</LI >\n</UL>',
+    expected: '<UL><LI>a</Li>\n<li>b</LI ></UL>',
   },
   {
     rule: 'table structure loses its indentation',

@@ -12,8 +12,11 @@
 
 namespace kb::squash {
 
-// What a white-space run touches on each side.
-enum class kind : u8 { bof, text, neutral, block, eof };
+// What a white-space run touches on its right (its left is in the m_prev_* bits).
+// sibling: the start tag of an inline-styled element (kInlineStyled), outside
+// its box; close: a block end tag, its near side at the end of the block's
+// content (a line edge).
+enum class kind : u8 { bof, text, neutral, block, eof, sibling, close };
 
 constexpr std::uint32_t m_ws_pending = 1u << 0;    // a white-space run waits for its right-hand neighbour
 constexpr std::uint32_t m_ws_lf = 1u << 1;         // … and it held a line break
@@ -25,7 +28,12 @@ constexpr std::uint32_t m_head_allowed = 1u << 6;  // nothing yet makes a browse
 constexpr std::uint32_t m_doc_start = 1u << 7;     // no tag or text yet: a doctype here is block-like
 constexpr std::uint32_t m_rewrite = 1u << 8;       // rewrite links: option on, a host, no <base> seen
 constexpr std::uint32_t m_verbatim = 1u << 9;      // inside pre/listing (depth > 0)
-constexpr std::uint32_t m_prev = m_prev_text | m_prev_block | m_prev_in_head;
+
+// The token before the run, continued: beside an inline-styled element
+// (kInlineStyled) a run goes only at a line edge (text_whitespace.h).
+constexpr std::uint32_t m_prev_sibling = 1u << 10;  // the end tag of an inline-styled element
+constexpr std::uint32_t m_prev_open = 1u << 11;     // a block start tag: the start of its content
+constexpr std::uint32_t m_prev = m_prev_text | m_prev_block | m_prev_in_head | m_prev_sibling | m_prev_open;
 
 struct state {
   std::uint32_t mode;

@@ -310,11 +310,16 @@ KB_INLINE void tag(state& st, const u8* in, size_t len, u8* out, size_t& p, size
   // outside the block's box, at a line edge. White space just inside a
   // block (after <div>, before </div>) is not removed for the block's sake
   // (text_whitespace.h says why).
-  const bool block = (f & kBlock) != 0, void_block = (f & kVoid) != 0;
+  // An inline-styled element's outside is a sibling's edge, not a block's
+  // (text_whitespace.h). A block's start tag begins its content and its end
+  // tag ends it: line edges for a run beside an inline-styled tag.
+  const bool block = (f & kBlock) != 0, void_block = (f & kVoid) != 0, styled = (f & kInlineStyled) != 0;
   const bool outside = block & (void_block | !end_tag);
   const bool outside_after = block & (void_block | end_tag);
+  const bool inner = block & !void_block;
   const bool verbatim = (st.mode & m_verbatim) != 0;
-  o = flush(st, out, o, outside ? kind::block : kind::neutral);
+  o = flush(st, out, o,
+            outside ? (styled ? kind::sibling : kind::block) : ((inner & end_tag) ? kind::close : kind::neutral));
   bool closed;
   if (n1 < len && in[n1] == '>') {  // no attributes: the tag in one copy
     copy_bytes(in, len, out, p, o, n1 + 1);
@@ -325,7 +330,8 @@ KB_INLINE void tag(state& st, const u8* in, size_t len, u8* out, size_t& p, size
     closed = tag_body(in, len, out, p, o, verbatim, link ? f : 0, target);
   }
   if (f & kFormatting) st.formatting = end_tag ? st.formatting - (st.formatting != 0) : st.formatting + 1;
-  std::uint32_t m = (st.mode & ~m_prev) | (outside_after ? m_prev_block : 0u);
+  std::uint32_t m = (st.mode & ~m_prev) | (outside_after ? (styled ? m_prev_sibling : m_prev_block) : 0u) |
+                    ((inner & !end_tag) ? m_prev_open : 0u);
   if (!verbatim) {
     // Head state changes from inside pre/listing are ignored: their opening
     // tag already cleared m_doc_start and m_in_head, and nothing there sets them.

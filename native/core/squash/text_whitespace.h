@@ -17,6 +17,16 @@
 //    is open. White space just inside a block (after <div>, before </div>)
 //    next to inline content stays: it may touch ::before/::after content,
 //    or the block may be made inline by CSS, and render.
+//  * Inline-styled elements (kInlineStyled: li, dt, dd, figure, form) are
+//    block by default, but pages commonly make them inline-block,
+//    inline-flex, inline-grid or inline, and then the run between two of
+//    them is the space between two menu items ("Home Docs Blog"). Their
+//    tags drop a run only when its other side is a line edge either way: a
+//    block edge, <head>, the start of a block's content (after a block start
+//    tag, or at the start of the document) or its end (before a block end
+//    tag, or at the end of the input), where a line's white space is
+//    removed by CSS whatever the display. Between two of them, or one and
+//    inline content, the run stays (collapsed).
 //
 // Hot code, all inline: the driver (native/core/squash.cc) calls it for
 // every run.
@@ -132,7 +142,10 @@ KB_INLINE size_t flush(state& st, u8* out, size_t o, kind next) noexcept {
   if (!(m & m_ws_pending)) return o;
   st.mode = m & ~(m_ws_pending | m_ws_lf);
   const bool tags = ((m & m_prev_text) == 0) & (next != kind::text);
-  const bool edge = ((m & (m_prev_block | m_prev_in_head)) != 0) | (next == kind::block);
+  const bool line_start = (m & (m_prev_open | m_doc_start)) != 0;
+  const bool line_end = (next == kind::close) | (next == kind::eof);
+  const bool edge = ((m & (m_prev_block | m_prev_in_head)) != 0) | (next == kind::block) |
+                    (((m & m_prev_sibling) != 0) & line_end) | (line_start & (next == kind::sibling));
   const bool drop = tags & edge & (st.formatting == 0);
   out[o] = (m & m_ws_lf) ? '\n' : ' ';  // in bounds: a pending run has consumed input, so o < p
   return o + !drop;

@@ -75,6 +75,18 @@ export const FORMATTING = 1 << 11;
  */
 export const HTML = 1 << 12;
 
+/**
+ * Block-level by default, but pages commonly display it inline-block, inline-flex, inline-grid or
+ * inline (li in a navigation or breadcrumb, dt and dd in a key-value line, figure in a gallery,
+ * form around a button beside links). The white space between its tag and a sibling's then renders,
+ * so the run outside its box (after its end tag, before its start tag) is kept unless its other
+ * side is a line edge: a block edge, the start of a block's content (after a block start tag), the
+ * end of a block's content (before a block end tag), or the start or end of the document. This is
+ * the one list of such names; the render tests (test/render/inline-display.test.ts) style each of
+ * them.
+ */
+export const INLINE_STYLED = 1 << 13;
+
 /** Raw-text elements carry a 1-based index into {@link RAW_NAMES} in bits 16..19. */
 export const RAW_SHIFT = 16;
 
@@ -114,16 +126,16 @@ export const TAGS: ReadonlyArray<readonly [name: string, flags: number]> = [
   ['col', BLOCK | VOID],
   ['frame', BLOCK | VOID],
   ['p', BLOCK],
-  ['dd', BLOCK],
+  ['dd', BLOCK | INLINE_STYLED],
   ['dl', BLOCK],
-  ['dt', BLOCK],
+  ['dt', BLOCK | INLINE_STYLED],
   ['h1', BLOCK],
   ['h2', BLOCK],
   ['h3', BLOCK],
   ['h4', BLOCK],
   ['h5', BLOCK],
   ['h6', BLOCK],
-  ['li', BLOCK],
+  ['li', BLOCK | INLINE_STYLED],
   ['ol', BLOCK],
   ['td', BLOCK],
   ['th', BLOCK],
@@ -133,7 +145,7 @@ export const TAGS: ReadonlyArray<readonly [name: string, flags: number]> = [
   ['div', BLOCK],
   ['nav', BLOCK],
   ['body', BLOCK],
-  ['form', BLOCK],
+  ['form', BLOCK | INLINE_STYLED],
   ['main', BLOCK],
   ['menu', BLOCK],
   ['aside', BLOCK],
@@ -142,7 +154,7 @@ export const TAGS: ReadonlyArray<readonly [name: string, flags: number]> = [
   ['tfoot', BLOCK],
   ['thead', BLOCK],
   ['center', BLOCK],
-  ['figure', BLOCK],
+  ['figure', BLOCK | INLINE_STYLED],
   ['footer', BLOCK],
   ['header', BLOCK],
   ['hgroup', BLOCK],

@@ -11,6 +11,12 @@ export const K_TEXT = 1;
 export const K_NEUTRAL = 2;
 export const K_BLOCK = 3;
 export const K_EOF = 4;
+/** Before the start tag of an inline-styled element (INLINE_STYLED), or after its end tag. */
+export const K_SIBLING = 5;
+/** After a block start tag: the start of the block's content. */
+export const K_OPEN = 6;
+/** Before a block end tag: the end of the block's content. */
+export const K_CLOSE = 7;
 
 /** The request's scheme as link rewriting reads it: 0 unknown, 1 http, 2 https. */
 export const SCHEME_UNKNOWN = 0;

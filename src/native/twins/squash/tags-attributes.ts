@@ -5,10 +5,24 @@
  * elements, pre/listing depth, the raw text that follows).
  */
 import { BYTES, DQUOTE, EQUALS, GT, NAME_END, SLASH, SQUOTE, WS, ascii, ieq } from './bytes.ts';
-import { ANCHOR, BASE, BLOCK, FORMATTING, HEAD, HEAD_OK, HTML, IMG, PRE_LIKE, RAW, TAGS, VOID } from './html-tables.ts';
+import {
+  ANCHOR,
+  BASE,
+  BLOCK,
+  FORMATTING,
+  HEAD,
+  HEAD_OK,
+  HTML,
+  IMG,
+  INLINE_STYLED,
+  PRE_LIKE,
+  RAW,
+  TAGS,
+  VOID,
+} from './html-tables.ts';
 import { namesLink, rewriteQuoted } from './link-rewriting.ts';
 import { rawTextEnd } from './raw-text.ts';
-import { K_BLOCK, K_NEUTRAL, type SquashState } from './state.ts';
+import { K_BLOCK, K_CLOSE, K_NEUTRAL, K_OPEN, K_SIBLING, type SquashState } from './state.ts';
 import { copyTagSpace, flush } from './text-whitespace.ts';
 
 // ---------------------------------------------------------------------------
@@ -68,12 +82,16 @@ export function tag(s: SquashState, endTag: boolean): void {
     n1++;
   }
   const f = classifyTag(src, n0, n1 - n0, h);
-  // Outside the block's box only: before a start tag, after an end tag.
+  // Outside the block's box only: before a start tag, after an end tag. An
+  // inline-styled element's outside is a sibling's edge; a block's start and
+  // end tags are the edges of its content.
   const block = (f & BLOCK) !== 0;
+  const styled = (f & INLINE_STYLED) !== 0;
   const outside = block && ((f & VOID) !== 0 || !endTag);
   const outsideAfter = block && ((f & VOID) !== 0 || endTag);
+  const inner = block && (f & VOID) === 0;
   const verbatim = s.depth !== 0;
-  flush(s, outside ? K_BLOCK : K_NEUTRAL);
+  flush(s, outside ? (styled ? K_SIBLING : K_BLOCK) : inner && endTag ? K_CLOSE : K_NEUTRAL);
   let closed: boolean;
   if (n1 < len && src[n1] === GT) {
     // No attributes: the tag in one copy.
@@ -84,7 +102,7 @@ export function tag(s: SquashState, endTag: boolean): void {
     const link = !endTag && !verbatim && s.rewrite && (f & (ANCHOR | IMG)) !== 0;
     closed = tagBody(s, verbatim, link ? f : 0);
   }
-  s.prev = outsideAfter ? K_BLOCK : K_NEUTRAL;
+  s.prev = outsideAfter ? (styled ? K_SIBLING : K_BLOCK) : inner && !endTag ? K_OPEN : K_NEUTRAL;
   if ((f & FORMATTING) !== 0) {
     if (!endTag) {
       s.formatting++;

@@ -3,10 +3,11 @@
  * the rules are explained): a collapsible run (\t \n \r space) becomes one
  * byte, a line feed if it held LF or CR, else a space; form feed is text and
  * copied as it is; a run between two tags goes when it lies outside a block
- * box or in <head> and no formatting element is open.
+ * box or in <head> and no formatting element is open; beside an
+ * inline-styled element's tag only when its other side is a line edge.
  */
 import { BYTES, COLLAPSIBLE, CR, FF, LF, LT, SPACE } from './bytes.ts';
-import { K_BLOCK, K_TEXT, type SquashState } from './state.ts';
+import { K_BLOCK, K_CLOSE, K_EOF, K_OPEN, K_SIBLING, K_TEXT, type SquashState } from './state.ts';
 
 // The text scanner's view of a byte: 0 copy, 1 a space or LF (copied when
 // alone), 2 stop ('<', tab, carriage return). Form feed is copied.
@@ -93,7 +94,11 @@ export function flush(s: SquashState, next: number): void {
     prev !== K_TEXT &&
     next !== K_TEXT &&
     s.formatting === 0 &&
-    (prev === K_BLOCK || next === K_BLOCK || s.prevInHead)
+    (prev === K_BLOCK ||
+      next === K_BLOCK ||
+      s.prevInHead ||
+      (prev === K_SIBLING && (next === K_CLOSE || next === K_EOF)) ||
+      ((prev === K_OPEN || s.docStart) && next === K_SIBLING))
   ) {
     return;
   }
