@@ -140,6 +140,12 @@ export async function respondWithStream(stream: Readable, response: StreamRespon
   // 'error' without a listener would end the process. Its error is thrown instead, so Koa answers as it
   // would without koa-buffer (404 for a missing file); later errors reach the pipe that reads the stream.
   stream.on('error', ignoreHere);
+  // A stream already flowing (the app listens to its 'data', to count bytes say) would emit its chunks while
+  // the stat below is awaited, to nobody but that listener: lost to the client, or failed before anything
+  // reads it. It is paused until a pipe resumes it (Koa's, or the compressor's) and is never read by file-feed,
+  // whose positioned reads would bypass that listener.
+  const flowing = stream.readableFlowing === true;
+  if (flowing) stream.pause();
   const { coding, reason } = chooseCoding(response);
   const validated = ctx.response.status === 200 && (ctx.request.method === 'GET' || ctx.request.method === 'HEAD');
   if (validated && options.generateEtag && !ctx.res.hasHeader('ETag')) {
@@ -176,7 +182,7 @@ export async function respondWithStream(stream: Readable, response: StreamRespon
   // HEAD: the headers say what a GET would get; Koa sends no body and destroys the unread stream.
   if (ctx.request.method === 'HEAD') return;
   // A file that fails to open, even after the stat above, is thrown while nothing is sent yet: Koa answers 500.
-  const feeds = isPlainFileStream(stream);
+  const feeds = !flowing && isPlainFileStream(stream);
   if (feeds) await fileDescriptor(stream);
   const compressor = encoder(coding, options.compressionLevels[coding]);
   // Koa's pipe from the compressor to the socket ends the response; these only record why it failed.
