@@ -115,6 +115,8 @@ export const defaultMessages = {
   lock_timeout_exceeds_exptime: 'Lock option timeout (%{timeout} s) may not exceed exptime (%{exptime} s)',
   cli_lock_busy: "'%{key}' is locked by another process",
   cli_lock_busy_waited: "'%{key}' is still locked by another process after waiting %{wait} s",
+  cli_lock_waiting: "'%{key}' is locked by another process; waiting up to %{wait} s",
+  cli_lock_taken: "took the lock '%{key}' after waiting %{elapsed} s",
   cli_lock_unavailable: 'cannot take the lock %{key}: %{error}',
   cli_command_failed: 'cannot run %{command}: %{error}',
   cli_expire_failed: 'cannot extend the lock %{key}: %{error}',
