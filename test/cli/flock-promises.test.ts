@@ -128,12 +128,12 @@ redisTest(
 );
 
 /** A command (plain Node, quick to start) that counts the SIGINTs it gets and writes the count on SIGTERM. */
-function countingCommand(file: string): string[] {
+function countingCommand(file: string, show: 'pid' | 'ppid' = 'pid'): string[] {
   const script = `
     let n = 0;
     process.on('SIGINT', () => n++);
     process.on('SIGTERM', () => { require('fs').writeFileSync(${JSON.stringify(file)}, String(n)); process.exit(0); });
-    console.log('ready ' + process.pid);
+    console.log('ready ' + process.${show});
     setInterval(() => {}, 1000);
   `;
   return [process.execPath, '-e', script];
@@ -152,6 +152,30 @@ serial('a SIGINT sent to the whole process group (Ctrl-C) reaches the command on
   t.is((await wrapper.exited).code, 0);
   t.is(readFileSync(count, 'utf8'), '1');
 });
+
+serial(
+  'in a terminal, Ctrl-C reaches the command once: the terminal sent it to the group, the wrapper does not repeat it',
+  async (t) => {
+    const dir = tempDir(t);
+    const count = join(dir, 'count');
+    const command = countingCommand(count, 'ppid');
+    const quoted = (arg: string): string => `'${arg.replaceAll("'", "'\\''")}'`;
+    const line = ['exec', process.execPath, '--import', 'tsx/esm', cli, '--dir', dir, 'job', '--', ...command]
+      .map(quoted)
+      .join(' ');
+    // script(1) runs the line on a pseudo-terminal of its own, in the foreground; what it reads from its stdin
+    // is typed on that terminal, so a ^C byte is a real Ctrl-C: SIGINT to the terminal's foreground group.
+    const terminal = spawnProgram(t, '/usr/bin/script', ['-qfec', line, '/dev/null'], { group: true });
+    const ready = await terminal.waitForLine((l) => l.includes('ready '), 'the command to start');
+    const wrapper = Number(/ready (\d+)/.exec(ready)![1]);
+    reap(t, wrapper); // the leader of the terminal's session, and of its foreground group
+    terminal.process.stdin!.write('\x03');
+    await sleep(100);
+    process.kill(wrapper, 'SIGTERM');
+    t.is((await terminal.exited).code, 0);
+    t.is(readFileSync(count, 'utf8'), '1');
+  },
+);
 
 serial('a SIGINT sent to the wrapper alone is passed on, once', async (t) => {
   const dir = tempDir(t);
