@@ -3,9 +3,10 @@
 #
 # koa-buffer-lock runs the job while holding a lock, and exits with the job's
 # status; when a previous run still holds the lock it exits 75 at once (or
-# after --wait SECONDS), silently, since cron mails whatever a job prints. The lock is a flock(2) file in --dir, so it goes with
-# the process: a run that crashes or is killed leaves nothing to clean up,
-# and the job holds it as long as it runs, even if koa-buffer-lock is killed.
+# after --wait SECONDS), silently, since cron mails whatever a job prints.
+# The lock is a flock(2) file in --dir, so it goes with the process: a run
+# that crashes leaves nothing to clean up, and the job holds the lock as
+# long as it runs, even if koa-buffer-lock itself is killed.
 # For jobs on several hosts, use --redis redis://… instead of --dir.
 #
 # crontab -e:
