@@ -35,7 +35,7 @@ function withoutTrailingSlash(dir: string): string {
 export function dirProblem(dir: string, stats: Stats = lstatSync(withoutTrailingSlash(dir))): DirProblem | undefined {
   if (stats.isSymbolicLink()) return { key: 'lock_dir_symlink', args: { dir } };
   if (!stats.isDirectory()) return { key: 'lock_dir_not_writable', args: { dir } };
-  const uid = process.getuid?.();
+  const uid = process.geteuid?.();
   if (uid !== undefined && stats.uid !== uid && stats.uid !== 0)
     return { key: 'lock_dir_foreign', args: { dir, owner: stats.uid, uid } };
   if ((stats.mode & 0o022) !== 0 && (stats.mode & stickyBit) === 0) {
