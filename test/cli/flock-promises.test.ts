@@ -44,6 +44,16 @@ function running(pid: number): boolean {
   }
 }
 
+/** True while any process of the process group `pgid` runs. */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Kills what a command left, in teardown: it may run in a session of its own, outside the wrapper's group. */
 function reap(t: ExecutionContext, pid: number): void {
   t.teardown(() => {
@@ -124,6 +134,10 @@ redisTest(
     t.is(child.stderr, '');
     const pid = Number(child.lines[0]!.slice(4));
     t.false(running(pid));
+    // The watchdog read its line and left: nothing of the command's process group stays behind.
+    const deadline = Date.now() + 10_000;
+    while (groupAlive(pid) && Date.now() < deadline) await sleep(10);
+    t.false(groupAlive(pid), 'the watchdog is gone');
   },
 );
 
