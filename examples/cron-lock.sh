@@ -3,8 +3,10 @@
 #
 # koa-buffer-lock runs the job while holding a lock, and exits with the job's
 # status; when a previous run still holds the lock it exits 75 at once (or
-# after --wait SECONDS). The lock is a flock(2) file in --dir, so it goes with
-# the process: a run that crashes or is killed leaves nothing to clean up.
+# after --wait SECONDS), silently, since cron mails whatever a job prints.
+# The lock is a flock(2) file in --dir, so it goes with the process: a run
+# that crashes leaves nothing to clean up, and the job holds the lock as
+# long as it runs, even if koa-buffer-lock itself is killed.
 # For jobs on several hosts, use --redis redis://… instead of --dir.
 #
 # crontab -e:
@@ -30,7 +32,12 @@ koa_buffer_lock() {
   fi
 }
 
-# The job runs without a shell unless you ask for one; here a stand-in report.
+# koa-buffer-lock never creates the lock directory (a typo would lock alone):
+# make it here, private to this user, as it must be.
+mkdir -p -m 700 "$LOCK_DIR" || exit 73
+
+# The job runs without a shell unless you ask for one (-c 'COMMAND LINE'
+# runs one through sh -c); here a stand-in report.
 koa_buffer_lock --dir "$LOCK_DIR" --wait "$WAIT_SECONDS" nightly-report -- \
   sh -c 'echo "report: started (pid $$)"; sleep "$1"; echo "report: done (pid $$)"' report "$JOB_SECONDS"
 status=$?

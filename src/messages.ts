@@ -82,6 +82,11 @@ export const defaultMessages = {
   lock_ttl_too_short: "the cacheLock's ttl (%{ttl} s) must be longer than cacheLockTimeout (%{timeout} s)",
   lock_dir_create_failed: "cannot create cacheLockDir '%{dir}': %{error}",
   lock_dir_not_writable: "cacheLockDir '%{dir}' is not a writable directory",
+  lock_dir_symlink: "lock directory '%{dir}' is a symbolic link: give the directory it points to",
+  lock_dir_foreign: "lock directory '%{dir}' is owned by uid %{owner}, not by this user (uid %{uid}) or root",
+  lock_dir_shared:
+    "lock directory '%{dir}' (mode %{mode}) is writable by %{who} without the sticky bit: others could replace its lock files (chmod 700 it)",
+  lock_dir_missing: "lock directory '%{dir}' does not exist: create it first (mkdir -m 700)",
 
   // Lock backends (returned, never thrown).
   lock_key_undefined: 'cache key is not defined',
@@ -110,6 +115,8 @@ export const defaultMessages = {
   lock_timeout_exceeds_exptime: 'Lock option timeout (%{timeout} s) may not exceed exptime (%{exptime} s)',
   cli_lock_busy: "'%{key}' is locked by another process",
   cli_lock_busy_waited: "'%{key}' is still locked by another process after waiting %{wait} s",
+  cli_lock_waiting: "'%{key}' is locked by another process; waiting up to %{wait} s",
+  cli_lock_taken: "took the lock '%{key}' after waiting %{elapsed} s",
   cli_lock_unavailable: 'cannot take the lock %{key}: %{error}',
   cli_command_failed: 'cannot run %{command}: %{error}',
   cli_expire_failed: 'cannot extend the lock %{key}: %{error}',

@@ -4,7 +4,8 @@
  * `dir/md5(utf8(key)).lock`; the lock lives as long as the descriptor held
  * in the guard, so a process that dies frees its locks at once.
  */
-import { accessSync, constants, fstatSync, mkdirSync, statSync, unlinkSync } from 'node:fs';
+import { fstatSync, statSync, unlinkSync } from 'node:fs';
+import { constants } from 'node:os';
 import { BufferOptionError } from '../errors.ts';
 import type { Messages } from '../messages.ts';
 import { flock } from '../native/core.ts';
@@ -12,11 +13,16 @@ import { md5 } from '../native/exports.ts';
 import { LOCK_BUSY, LOCK_STAGE_FLOCK, type FlockPrimitives } from '../native/types.ts';
 import { errorText } from '../describe.ts';
 import { type MessagesOption, keyProblem, messagesFrom } from './checks.ts';
+import { type DirProblem, ensureLockDir } from './lock-dir.ts';
 import type { AcquireResult, LockBackend, ReleaseResult } from './protocol.ts';
 
 /** Options of {@link FileLock}. */
 export interface FileLockOptions {
-  /** The directory of the lock files, shared by every process that must exclude the others. Created (mode 0700) when missing. */
+  /**
+   * The directory of the lock files, shared by every process that must exclude the others. Created (mode 0700)
+   * when missing; refused when it is a symbolic link, owned by another user than this one or root, or writable
+   * by its group or others without the sticky bit.
+   */
   dir: string;
   /** Message overrides, or a {@link Messages}. */
   messages?: MessagesOption;
@@ -29,6 +35,8 @@ export interface FileLockOptions {
    */
   removeOnRelease?: boolean;
 }
+
+const { ENOENT, ENOTDIR } = constants.errno;
 
 /** How many times an acquire tries again when the file it locked was removed meanwhile, before it answers busy. */
 const removedRetries = 16;
@@ -100,12 +108,16 @@ export class FileLock implements LockBackend<FileLockGuard> {
 
   /**
    * Creates `dir` and its missing parents (mode 0700) and checks it is a
-   * writable directory.
+   * writable directory that nobody else can tamper with: not a symbolic
+   * link, owned by this user or root, not writable by its group or others
+   * unless sticky (see lock-dir.ts). A directory removed later is made
+   * again, and checked again, by the next acquire that misses it.
    *
    * @param options - `dir` (required) and `messages`
    * @throws BufferOptionError `option_cache_lock_dir` when `dir` is not a non-empty string,
    *   `lock_dir_create_failed` when it cannot be created, `lock_dir_not_writable` when it is
-   *   not a directory this process may create files in, `option_messages` for bad `messages`
+   *   not a directory this process may create files in, `lock_dir_symlink`, `lock_dir_foreign` or
+   *   `lock_dir_shared` when others could replace its files, `option_messages` for bad `messages`
    * @throws Error with code `KB_NATIVE_UNAVAILABLE` when the native addon is not loaded (flock has no twin)
    */
   constructor(options: FileLockOptions) {
@@ -114,17 +126,8 @@ export class FileLock implements LockBackend<FileLockGuard> {
     const dir = given.dir;
     if (typeof dir !== 'string' || dir === '') throw new BufferOptionError('option_cache_lock_dir', {}, this.#messages);
     this.#flock = flock();
-    try {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-    } catch (error) {
-      throw new BufferOptionError('lock_dir_create_failed', { dir, error: this.#osText(error) }, this.#messages);
-    }
-    try {
-      if (!statSync(dir).isDirectory()) throw new Error('not a directory');
-      accessSync(dir, constants.W_OK | constants.X_OK);
-    } catch {
-      throw new BufferOptionError('lock_dir_not_writable', { dir }, this.#messages);
-    }
+    const problem = this.#ensureDir(dir);
+    if (problem !== undefined) throw new BufferOptionError(problem.key, problem.args, this.#messages);
     if (given.removeOnRelease !== undefined && typeof given.removeOnRelease !== 'boolean')
       throw new BufferOptionError('option_flag', { name: 'removeOnRelease' }, this.#messages);
     this.removeOnRelease = given.removeOnRelease ?? false;
@@ -173,12 +176,21 @@ export class FileLock implements LockBackend<FileLockGuard> {
       return [null, this.#messages.text('lock_path_failed', { key, error: errorText(error) })];
     }
     let attempt: number;
+    let recreated = false;
     for (let tries = 0; ; tries++) {
       try {
         attempt = this.#flock.acquireLockFile(path);
       } catch (error) {
         // Only a path the binding cannot take (a subclass returning a non-string, a NUL byte) lands here.
         return [null, this.#messages.text('lock_open_failed', { path: String(path), error: errorText(error) })];
+      }
+      if ((attempt === -ENOENT || attempt === -ENOTDIR) && !recreated) {
+        // The directory was removed under us (a tmp cleaner, an operator): made again, checked again, once.
+        recreated = true;
+        const problem = this.#ensureDir(this.dir);
+        if (problem !== undefined) return [null, this.#messages.text(problem.key, problem.args)];
+        tries--;
+        continue;
       }
       if (attempt < 0 || !this.removeOnRelease || stillNamed(path, attempt)) break;
       // The holder before us removed the file between our open and our flock: we hold a lock nobody else
@@ -232,6 +244,13 @@ export class FileLock implements LockBackend<FileLockGuard> {
     if (failed < 0)
       return [false, this.#messages.text('unlock_failed', { path: guard.path, error: this.#flock.strerror(-failed) })];
     return [true, undefined];
+  }
+
+  /** Makes the directory when missing (0700) and checks it is safe: see lock-dir.ts. */
+  #ensureDir(dir: string): DirProblem | undefined {
+    const found = ensureLockDir(dir);
+    if (found === undefined || 'key' in found) return found;
+    return { key: 'lock_dir_create_failed', args: { dir, error: this.#osText(found.createError) } };
   }
 
   /** The C library's text for a Node fs error, as Perl's `$!` shows it. */

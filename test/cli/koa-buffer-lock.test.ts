@@ -26,18 +26,29 @@ function tempDir(t: ExecutionContext): string {
   return dir;
 }
 
-/** A holder: koa-buffer-lock running a shell that says "holding" and then sleeps. */
+/**
+ * A holder: koa-buffer-lock running a shell that says "holding" and then sleeps. Outside a terminal the
+ * command leads a process group of its own, so teardown kills that group too.
+ */
 async function holder(t: ExecutionContext, lockArgs: string[], seconds: number): Promise<LineChild> {
-  const child = koaBufferLock(t, [...lockArgs, '--', 'sh', '-c', `echo holding; sleep ${seconds}`]);
-  await child.waitForLine((line) => line === 'holding', 'the holder to start');
+  const child = koaBufferLock(t, [...lockArgs, '--', 'sh', '-c', `echo "holding $$"; sleep ${seconds}`]);
+  const line = await child.waitForLine((l) => l.startsWith('holding '), 'the holder to start');
+  const pid = Number(line.slice('holding '.length));
+  t.teardown(() => {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  });
   return child;
 }
 
 serial('--help prints the usage on stdout and exits 0', async (t) => {
   const child = koaBufferLock(t, ['--help']);
   t.deepEqual(await child.exited, { code: 0, signal: null });
-  t.regex(child.lines.join('\n'), /^Usage: koa-buffer-lock \(--dir DIR \| --redis URL\) \[--wait SECONDS\]/);
-  t.regex(child.lines.join('\n'), /75 when the lock stayed\s+busy/);
+  t.regex(child.lines.join('\n'), /^Usage: koa-buffer-lock \(--dir DIR \| --redis URL\) \[-n \| -w SECONDS\]/);
+  t.regex(child.lines.join('\n'), /75 \(or -E\) when the\s+lock stayed busy/);
 });
 
 serial('bad usage exits 64 with the problem and the usage on stderr', async (t) => {
@@ -52,7 +63,7 @@ serial('bad usage exits 64 with the problem and the usage on stderr', async (t) 
     [['--dir', dir, '--redis', 'redis://x', 'key', '--', 'true'], /exactly one of --dir and --redis/],
     [['--dir', dir, '--wait', 'soon', 'key', '--', 'true'], /--wait needs a number of seconds, not 'soon'/],
     [['--dir', dir, '--ttl', '5', 'key', '--', 'true'], /--ttl applies to --redis only/],
-    [['--redis', 'redis://127.0.0.1:1', '--ttl', '0', 'key', '--', 'true'], /--ttl needs a number of seconds above 0/],
+    [['--redis', 'redis://127.0.0.1:1', '--ttl', '0', 'key', '--', 'true'], /--ttl must be at least 1 s, not '0'/],
     [['--redis', 'http://x', 'key', '--', 'true'], /redis must be an ioredis client, a redis:\/\/ URL/],
     [['--dir', dir, '--frobnicate', 'key', '--', 'true'], /Unknown option '--frobnicate'/],
   ];
@@ -88,11 +99,11 @@ serial('the command’s status and output pass through', async (t) => {
   t.is((await koaBufferLock(t, ['--dir', dir, 'job', '--', 'true']).exited).code, 0);
 });
 
-serial('a busy lock exits 75 at once with one line on stderr', async (t) => {
+serial('a busy lock exits 75 at once, with one line on stderr under --verbose', async (t) => {
   const dir = tempDir(t);
   await holder(t, ['--dir', dir, 'nightly'], 30);
   const started = Date.now();
-  const second = koaBufferLock(t, ['--dir', dir, 'nightly', '--', 'sh', '-c', 'echo ran']);
+  const second = koaBufferLock(t, ['--dir', dir, '--verbose', 'nightly', '--', 'sh', '-c', 'echo ran']);
   t.is((await second.exited).code, 75);
   t.deepEqual(second.lines, [], 'the command did not run');
   t.is(second.stderr, "koa-buffer-lock: 'nightly' is locked by another process\n");
@@ -136,10 +147,14 @@ serial('--wait gives up with 75 when the holder keeps the lock', async (t) => {
   const dir = tempDir(t);
   await holder(t, ['--dir', dir, 'deploy'], 30);
   const started = performance.now();
-  const second = koaBufferLock(t, ['--dir', dir, '--wait', '0.3', 'deploy', '--', 'true']);
+  const second = koaBufferLock(t, ['--dir', dir, '--wait', '0.3', '--verbose', 'deploy', '--', 'true']);
   t.is((await second.exited).code, 75);
   t.true(performance.now() - started >= 300, 'it waited');
-  t.is(second.stderr, "koa-buffer-lock: 'deploy' is still locked by another process after waiting 0.3 s\n");
+  t.is(
+    second.stderr,
+    "koa-buffer-lock: 'deploy' is locked by another process; waiting up to 0.3 s\n" +
+      "koa-buffer-lock: 'deploy' is still locked by another process after waiting 0.3 s\n",
+  );
 });
 
 for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
@@ -192,13 +207,13 @@ redisTest('--redis holds the lock in Redis while the command runs, renews it, an
   const raw = new Redis(redis.url);
   t.teardown(() => raw.disconnect());
   const key = `${redis.namespace}job`;
-  // A 0.6 s ttl over a 2.5 s command: only the renewals every 0.2 s keep it.
-  const first = await holder(t, ['--redis', redis.url, '--ttl', '0.6', key], 2.5);
+  // A 1 s ttl over a 3.5 s command: only the renewals every 0.33 s keep it.
+  const first = await holder(t, ['--redis', redis.url, '--ttl', '1', key], 3.5);
   const pttl = await raw.pttl(`koa-buffer:${key}`);
-  t.true(pttl > 0 && pttl <= 600, `the lock is in Redis with its ttl (PTTL ${pttl})`);
-  await new Promise((resolve) => setTimeout(resolve, 1300));
+  t.true(pttl > 0 && pttl <= 1000, `the lock is in Redis with its ttl (PTTL ${pttl})`);
+  await new Promise((resolve) => setTimeout(resolve, 2200));
   const later = await raw.pttl(`koa-buffer:${key}`);
-  t.true(later > 0 && later <= 600, `still there after twice its ttl, renewed (PTTL ${later})`);
+  t.true(later > 0 && later <= 1000, `still there after twice its ttl, renewed (PTTL ${later})`);
   const other = new RedisLock({ redis: redis.url });
   t.teardown(() => other.close());
   t.deepEqual(await other.acquire(key), [null, undefined], 'and busy for others');

@@ -273,13 +273,17 @@ test('(4) a holder killed with SIGKILL frees the key at once', async (t) => {
 
 // ---- (5) acquire fails: nothing changes ----
 
-test('(5) acquire after the directory vanished returns lock_open_failed with the path and OS error', (t) => {
-  const dir = join(tempDir(t), 'locks');
+test('(5) acquire after the directory vanished makes it again; one that cannot be made returns lock_dir_create_failed with the OS error', (t) => {
+  const base = join(tempDir(t), 'base');
+  const dir = join(base, 'locks');
   const lock = new FileLock({ dir });
   rmSync(dir, { recursive: true });
-  const path = join(dir, `${utf8Md5('k')}.lock`);
-  t.deepEqual(lock.acquire('k'), [null, `cannot open ${path}: No such file or directory`]);
-  t.false(existsSync(dir), 'nothing was created');
+  const [guard, error] = lock.acquire('k');
+  t.truthy(guard, `made again (${error})`);
+  lock.release(guard);
+  rmSync(base, { recursive: true });
+  writeFileSync(base, '');
+  t.deepEqual(lock.acquire('k'), [null, `cannot create cacheLockDir '${dir}': Not a directory`]);
 });
 
 test('(5) a symlink at the lock path is refused (O_NOFOLLOW), not followed', (t) => {

@@ -118,7 +118,10 @@ export class Flight {
    */
   async takeLock(): Promise<'taken' | 'busy' | { error: string }> {
     const lock = this.#context.lock!;
-    const attempt = await tryLock(lock, this.slot.key, this.remainingMs, this.#context.log);
+    // One call to the backend is bounded like a store call: a backend that hangs costs this miss
+    // cacheStoreTimeout and a log line, not the whole cacheLockTimeout a waiter may wait.
+    const ms = Math.min(this.remainingMs, this.#storeMs());
+    const attempt = await tryLock(lock, this.slot.key, ms, this.#context.log);
     if (attempt === 'busy' || 'error' in attempt) return attempt;
     if (this.#closed) {
       // The flight ended while the backend answered: nobody will release it later.
