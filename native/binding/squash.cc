@@ -1,4 +1,6 @@
-// JavaScript face of native/core/squash: `squashHtml(input, options?)`.
+// JavaScript face of native/core/squash: `squashHtml(input, options?)`, and
+// `squashHtmlAsync(input, options?)`, which squashes a large page on libuv's
+// thread pool so the event loop is never held for the whole call.
 //
 // Checks the arguments (the TypeScript twin words its errors the same way),
 // then squashes straight from the caller's bytes into memory that stays
@@ -6,7 +8,9 @@
 // once into a Buffer of its exact size, so a cached page carries no slack.
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <utility>
 
 #include "binding/binding.h"
 #include "binding/errors.h"
@@ -167,12 +171,8 @@ napi_value Squash(napi_env env, const std::uint8_t* in, std::size_t len, const k
   return out;
 }
 
-Napi::Value SquashHtml(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  napi_value input = info[0];
-  const InputKind kind = Classify(env, input);
-  const Options options = ReadOptions(env, info[1]);
-
+// The core's options, pointing into `options` (which must outlive them).
+kb::squash_options CoreOptions(const Options& options) {
   kb::squash_options opt;
   opt.level = options.level;
   opt.rewrite_links = options.rewrite_links;
@@ -185,6 +185,15 @@ Napi::Value SquashHtml(const Napi::CallbackInfo& info) {
     opt.path = reinterpret_cast<const std::uint8_t*>(options.path.data());
     opt.path_len = options.path.size();
   }
+  return opt;
+}
+
+Napi::Value SquashHtml(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  napi_value input = info[0];
+  const InputKind kind = Classify(env, input);
+  const Options options = ReadOptions(env, info[1]);
+  const kb::squash_options opt = CoreOptions(options);
 
   if (kind == InputKind::string) {
     // Lone surrogates become U+FFFD, as Buffer.from(string) does.
@@ -197,10 +206,110 @@ Napi::Value SquashHtml(const Napi::CallbackInfo& info) {
   return Napi::Value(env, Squash(env, data, size, opt));
 }
 
+// One squash on the thread pool. The input's bytes are borrowed, not copied
+// (a copy of a 100 MiB page would itself hold the event loop for tens of
+// milliseconds): a reference keeps the view, and so its memory, alive until
+// the work is done, and the caller must leave the bytes alone meanwhile. The
+// result is malloc'd off the loop, shrunk to its length and handed to
+// JavaScript as an external Buffer, so nothing is copied on the loop either.
+class SquashWorker : public Napi::AsyncWorker {
+ public:
+  SquashWorker(Napi::Env env, Napi::Value input, const std::uint8_t* data, std::size_t size, Options options)
+      : Napi::AsyncWorker(env, "koa-buffer:squashHtml"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        input_(Napi::Persistent(input.As<Napi::Object>())),
+        data_(data),
+        size_(size),
+        options_(std::move(options)) {}
+
+  ~SquashWorker() override { std::free(out_); }
+
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+ protected:
+  void Execute() override {
+    if (size_ == 0) return;
+    out_ = static_cast<std::uint8_t*>(std::malloc(size_));
+    if (out_ == nullptr) {
+      SetError("squashHtml: out of memory");
+      return;
+    }
+    const kb::squash_options opt = CoreOptions(options_);
+    if (opt.level == 0) {
+      std::memcpy(out_, data_, size_);
+      length_ = size_;
+    } else {
+      length_ = kb::squash_html(data_, size_, out_, opt);
+    }
+    // Never longer than the input; give the slack back (glibc remaps large blocks, no copy).
+    if (length_ > 0 && length_ < size_) {
+      if (void* shrunk = std::realloc(out_, length_)) out_ = static_cast<std::uint8_t*>(shrunk);
+    }
+  }
+
+  void OnOK() override {
+    napi_env env = Env();
+    napi_value out;
+    if (length_ == 0) {
+      Check(env, napi_create_buffer(env, 0, nullptr, &out));
+    } else {
+      Check(env, napi_create_external_buffer(env, length_, out_, FreeOutput, reinterpret_cast<void*>(length_), &out));
+      out_ = nullptr;  // the Buffer owns it now
+      // V8 does not see external memory by itself: tell it, so a large result counts towards its GC pressure.
+      int64_t ignored;
+      napi_adjust_external_memory(env, static_cast<int64_t>(length_), &ignored);
+    }
+    input_.Reset();
+    deferred_.Resolve(Napi::Value(env, out));
+  }
+
+  void OnError(const Napi::Error& error) override {
+    input_.Reset();
+    Napi::Error coded = Napi::Error::New(Env(), error.Message());
+    coded.Set("code", Napi::String::New(Env(), "ERR_MEMORY_ALLOCATION_FAILED"));
+    deferred_.Reject(coded.Value());
+  }
+
+ private:
+  static void FreeOutput(napi_env env, void* data, void* hint) {
+    std::free(data);
+    int64_t ignored;
+    napi_adjust_external_memory(env, -static_cast<int64_t>(reinterpret_cast<std::size_t>(hint)), &ignored);
+  }
+
+  Napi::Promise::Deferred deferred_;
+  Napi::ObjectReference input_;
+  const std::uint8_t* data_;
+  std::size_t size_;
+  Options options_;
+  std::uint8_t* out_ = nullptr;
+  std::size_t length_ = 0;
+};
+
+// squashHtmlAsync(input, options?): a Promise of the same bytes squashHtml gives.
+// Checks its arguments as squashHtml does and throws for bad ones; a string
+// is refused: its UTF-8 would be made on the event loop (the caller converts
+// a large string in slices first).
+Napi::Value SquashHtmlAsync(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  napi_value input = info[0];
+  const InputKind kind = Classify(env, input);
+  if (kind == InputKind::string) ThrowInvalidArg(env, "input", "a Buffer, TypedArray or DataView", info[0]);
+  Options options = ReadOptions(env, info[1]);
+  const std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+  ViewBytes(env, input, kind, &data, &size);
+  auto* worker = new SquashWorker(env, info[0], data, size, std::move(options));
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
+}
+
 }  // namespace
 
 void InitSquash(Napi::Env env, Napi::Object exports) {
   exports.Set("squashHtml", Napi::Function::New(env, SquashHtml, "squashHtml"));
+  exports.Set("squashHtmlAsync", Napi::Function::New(env, SquashHtmlAsync, "squashHtmlAsync"));
 }
 
 }  // namespace kb::js

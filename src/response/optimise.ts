@@ -15,6 +15,8 @@
 import type { Logger } from '../logger.ts';
 import type { Messages } from '../messages.ts';
 import { squashHtml } from '../native/exports.ts';
+import type { SquashOptions } from '../native/types.ts';
+import { squashHtmlOffLoop, squashOffLoopMin } from '../native/squash-off-loop.ts';
 
 /** What the optimiser needs to know about the response. */
 export interface OptimiseSettings {
@@ -202,14 +204,16 @@ async function minifyInline(html: Buffer, settings: OptimiseSettings): Promise<B
  * @returns the smaller of the optimised body and `body`
  */
 export async function optimiseHtml(body: Buffer, settings: OptimiseSettings): Promise<Buffer> {
-  let out = squashHtml(body, {
+  const options: SquashOptions = {
     level: settings.level,
     rewriteLinks: settings.rewriteLinks,
     host: settings.host,
     path: settings.path,
     // Koa reads X-Forwarded-Proto as sent; any other value shortens only scheme-relative links.
     scheme: settings.scheme === 'http' || settings.scheme === 'https' ? settings.scheme : undefined,
-  });
+  };
+  // A large page is squashed off the event loop (thread pool or slices), so other requests go on meanwhile.
+  let out = body.length >= squashOffLoopMin ? await squashHtmlOffLoop(body, options) : squashHtml(body, options);
   if (settings.level === 2) out = await minifyInline(out, settings);
   return out.length < body.length ? out : body;
 }
