@@ -20,6 +20,13 @@
  * two turns of a 1 ms timer, not the time the OS gave the core to others on
  * this shared machine) and the event-loop delay's max.
  *
+ * Reading the string rows: the application's own `ctx.body = string` makes
+ * Koa measure the string's UTF-8 length (about 15 ms for 100 MiB here), and
+ * bare Koa then converts it again in `res.end`; that is in both servers'
+ * blocks, which is why koa-buffer's part is the difference. What is left
+ * above 5 ms in single requests elsewhere is V8's mark-compact pause
+ * (`--trace-gc`: 4–16 ms on this loaded machine) after a large allocation.
+ *
  * Run: node --import tsx bench/large-bodies.bench.ts [--quick]
  *      KOA_BUFFER_NATIVE=0 for the TypeScript twin's slices
  */

@@ -207,6 +207,49 @@ Napi::Value SquashHtml(const Napi::CallbackInfo& info) {
   return Napi::Value(env, Squash(env, data, size, opt));
 }
 
+// A large block goes back to the system (its pages unmapped, milliseconds
+// for 100 MiB) on a short-lived thread of its own, not on the JavaScript
+// thread that collected its Buffer.
+constexpr std::size_t kFreeAside = 4 * 1024 * 1024;
+
+void FreeBytes(napi_env, void* data, void* hint) {
+  const std::size_t length = reinterpret_cast<std::size_t>(hint);
+  if (length < kFreeAside) {
+    std::free(data);
+    return;
+  }
+  try {
+    std::thread([data] { std::free(data); }).detach();
+  } catch (...) {
+    std::free(data);  // no thread to be had: free it here
+  }
+}
+
+// An uninitialised Buffer of `size` bytes in malloc'd memory freed as FreeBytes does.
+napi_value ExternalBytes(napi_env env, std::uint8_t* data, std::size_t size) {
+  napi_value out;
+  const napi_status status = napi_create_external_buffer(env, size, data, FreeBytes, reinterpret_cast<void*>(size), &out);
+  if (status != napi_ok) {
+    std::free(data);
+    throw Napi::Error::New(env);
+  }
+  return out;
+}
+
+// largeBuffer(size): an uninitialised Buffer for a large body made in slices
+// (a string's UTF-8, a copy), freed off the event loop when collected.
+Napi::Value LargeBuffer(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Value size = info[0];
+  const double n = size.IsNumber() ? size.As<Napi::Number>().DoubleValue() : -1;
+  if (!(n >= 1 && n <= 9007199254740991.0) || n != static_cast<double>(static_cast<std::uint64_t>(n))) {
+    ThrowInvalidArg(env, "size", "a positive integer", size);
+  }
+  auto* data = static_cast<std::uint8_t*>(std::malloc(static_cast<std::size_t>(n)));
+  if (data == nullptr) ThrowWithCode(env, "ERR_MEMORY_ALLOCATION_FAILED", "largeBuffer: out of memory");
+  return Napi::Value(env, ExternalBytes(env, data, static_cast<std::size_t>(n)));
+}
+
 // One squash on the thread pool. The input's bytes are borrowed, not copied
 // (a copy of a 100 MiB page would itself hold the event loop for tens of
 // milliseconds): a reference keeps the view, and so its memory, alive until
@@ -255,8 +298,9 @@ class SquashWorker : public Napi::AsyncWorker {
       Check(env, napi_create_buffer(env, 0, nullptr, &out));
     } else {
       // V8 counts the backing store's length towards its GC heuristics by itself: no napi_adjust_external_memory.
-      Check(env, napi_create_external_buffer(env, length_, out_, FreeOutput, reinterpret_cast<void*>(length_), &out));
-      out_ = nullptr;  // the Buffer owns it now
+      std::uint8_t* owned = out_;
+      out_ = nullptr;  // the Buffer owns it now (ExternalBytes frees it if it cannot be made)
+      out = ExternalBytes(env, owned, length_);
     }
     input_.Reset();
     deferred_.Resolve(Napi::Value(env, out));
@@ -270,23 +314,6 @@ class SquashWorker : public Napi::AsyncWorker {
   }
 
  private:
-  // Runs on the JavaScript thread when the Buffer is collected. Returning a
-  // large block to the system unmaps its pages, milliseconds for a 100 MiB
-  // page: a thread of its own does that instead.
-  static void FreeOutput(napi_env, void* data, void* hint) {
-    const std::size_t length = reinterpret_cast<std::size_t>(hint);
-    if (length < kFreeAside) {
-      std::free(data);
-      return;
-    }
-    try {
-      std::thread([data] { std::free(data); }).detach();
-    } catch (...) {
-      std::free(data);  // no thread to be had: free it here
-    }
-  }
-
-  static constexpr std::size_t kFreeAside = 4 * 1024 * 1024;
 
   Napi::Promise::Deferred deferred_;
   Napi::ObjectReference input_;
@@ -321,6 +348,7 @@ Napi::Value SquashHtmlAsync(const Napi::CallbackInfo& info) {
 void InitSquash(Napi::Env env, Napi::Object exports) {
   exports.Set("squashHtml", Napi::Function::New(env, SquashHtml, "squashHtml"));
   exports.Set("squashHtmlAsync", Napi::Function::New(env, SquashHtmlAsync, "squashHtmlAsync"));
+  exports.Set("largeBuffer", Napi::Function::New(env, LargeBuffer, "largeBuffer"));
 }
 
 }  // namespace kb::js

@@ -39,3 +39,16 @@ export const squashOffLoopKind: 'threadpool' | 'sliced' = nativeAsync ? 'threadp
 export async function squashHtmlOffLoop(input: NodeJS.ArrayBufferView, options?: SquashOptions): Promise<Buffer> {
   return nativeAsync ? nativeAsync(input, options) : squashHtmlSliced(input, options);
 }
+
+/** The native allocator of large bodies, when the addon has one. */
+const nativeLarge = (addon as { largeBuffer?: (size: number) => Buffer } | undefined)?.largeBuffer;
+
+/**
+ * An uninitialised Buffer of `size` bytes for a large body made in slices.
+ * From the addon, its memory is given back to the system on a thread of its
+ * own when it is collected: freeing 100 MiB on the event loop took 4–10 ms
+ * here. Without the addon, `Buffer.allocUnsafeSlow`.
+ */
+export function largeBuffer(size: number): Buffer {
+  return nativeLarge && size > 0 ? nativeLarge(size) : Buffer.allocUnsafeSlow(size);
+}

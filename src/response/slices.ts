@@ -5,6 +5,7 @@
  * a millisecond of work or less (`bench/large-bodies.bench.ts`); bodies up
  * to {@link largeBody} are done in one call, cheaper than the turns.
  */
+import { largeBuffer } from '../native/squash-off-loop.ts';
 
 /** Bodies above this many bytes (or UTF-16 units) are worked on in slices. */
 export const largeBody = 1024 * 1024;
@@ -38,7 +39,7 @@ export async function utf8InSlices(text: string): Promise<Buffer> {
     start = end;
     await nextTurn();
   }
-  const out = Buffer.allocUnsafeSlow(length);
+  const out = largeBuffer(length);
   let written = 0;
   for (let start = 0; start < text.length;) {
     const end = sliceEnd(text, start);
@@ -52,7 +53,7 @@ export async function utf8InSlices(text: string): Promise<Buffer> {
 /** A copy of `bytes` in memory of its own. */
 export async function copyInSlices(bytes: Buffer): Promise<Buffer> {
   if (bytes.length <= largeBody) return Buffer.from(bytes);
-  const out = Buffer.allocUnsafeSlow(bytes.length);
+  const out = largeBuffer(bytes.length);
   for (let offset = 0; offset < bytes.length; offset += byteSlice) {
     if (offset > 0) await nextTurn();
     bytes.copy(out, offset, offset, Math.min(bytes.length, offset + byteSlice));

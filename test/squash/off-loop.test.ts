@@ -15,7 +15,12 @@ import { impls, native, twins } from '../helpers/impls.ts';
 import { serve } from '../helpers/serve.ts';
 import { buffer } from '../../src/index.ts';
 import { addon } from '../../src/native/binding.ts';
-import { squashHtmlOffLoop, squashOffLoopKind, squashOffLoopMin } from '../../src/native/squash-off-loop.ts';
+import {
+  largeBuffer,
+  squashHtmlOffLoop,
+  squashOffLoopKind,
+  squashOffLoopMin,
+} from '../../src/native/squash-off-loop.ts';
 import { squashHtmlSliced } from '../../src/native/twins/squash-html.ts';
 import type { SquashOptions } from '../../src/native/types.ts';
 import { optimiseHtml, type OptimiseSettings } from '../../src/response/optimise.ts';
@@ -162,4 +167,23 @@ test.serial('over HTTP: a 100 MiB page squashed off the loop arrives as squashHt
   const response = await server.request('/', { headers: { 'accept-encoding': 'identity' } });
   t.is(response.status, 200);
   t.true(response.body.equals(impls[0]![1].squashHtml(page100)));
+});
+
+test('largeBuffer: a Buffer of the size asked for, from the addon when it has one; bad sizes refused', (t) => {
+  for (const size of [1, 4096, 5 * MiB]) {
+    const bytes = largeBuffer(size);
+    t.true(Buffer.isBuffer(bytes));
+    t.is(bytes.length, size);
+    bytes.fill(7);
+    t.is(bytes[size - 1], 7);
+  }
+  t.is(largeBuffer(0).length, 0);
+  const raw = (addon as unknown as { largeBuffer?: (size: unknown) => Buffer } | undefined)?.largeBuffer;
+  if (!raw) return;
+  for (const bad of [0, -1, 1.5, Number.NaN, '8', 2 ** 53 + 2]) {
+    t.throws(() => raw(bad), {
+      code: 'ERR_INVALID_ARG_TYPE',
+      message: /^The "size" argument must be a positive integer/,
+    });
+  }
 });
