@@ -79,3 +79,27 @@ export async function sameInSlices(a: Buffer | string, b: Buffer | string): Prom
   }
   return true;
 }
+
+/** `Buffer.concat(pieces)`, copied a slice per turn when the result is large. */
+export async function concatInSlices(pieces: readonly Buffer[]): Promise<Buffer> {
+  let length = 0;
+  for (const piece of pieces) length += piece.length;
+  if (length <= largeBody) return Buffer.concat(pieces, length);
+  const out = largeBuffer(length);
+  let written = 0;
+  let sinceTurn = 0;
+  for (const piece of pieces) {
+    for (let offset = 0; offset < piece.length;) {
+      if (sinceTurn >= byteSlice) {
+        await nextTurn();
+        sinceTurn = 0;
+      }
+      const n = Math.min(piece.length - offset, byteSlice - sinceTurn);
+      piece.copy(out, written, offset, offset + n);
+      offset += n;
+      written += n;
+      sinceTurn += n;
+    }
+  }
+  return out;
+}

@@ -11,7 +11,7 @@ import { htmlPage } from '../../bench/fixtures/pages.ts';
 import { serve } from '../helpers/serve.ts';
 import { buffer } from '../../src/index.ts';
 import { squashHtml } from '../../src/native/exports.ts';
-import { copyInSlices, largeBody, sameInSlices, utf8InSlices } from '../../src/response/slices.ts';
+import { concatInSlices, copyInSlices, largeBody, sameInSlices, utf8InSlices } from '../../src/response/slices.ts';
 
 const MiB = 1024 * 1024;
 const unitSlice = 256 * 1024;
@@ -59,6 +59,16 @@ test('sameInSlices agrees with equals and ===', async (t) => {
   t.true(await sameInSlices(Buffer.from('x'), Buffer.from('x')));
   t.true((await copyInSlices(a)).equals(a));
   t.not((await copyInSlices(a)).buffer, a.buffer);
+  // Pieces of every size around the slice: the very bytes Buffer.concat gives.
+  const pieces = [
+    a.subarray(0, 10),
+    a.subarray(5, MiB + 3),
+    Buffer.alloc(0),
+    a.subarray(7, 2 * MiB + 1),
+    Buffer.from('end'),
+  ];
+  t.true((await concatInSlices(pieces)).equals(Buffer.concat(pieces)));
+  t.true((await concatInSlices([Buffer.from('a'), Buffer.from('b')])).equals(Buffer.from('ab')));
 });
 
 test.serial('the event loop turns while 100 MiB are converted, copied and compared', async (t) => {
