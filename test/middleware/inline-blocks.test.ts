@@ -25,7 +25,7 @@ function page(seed: number, length: number): Buffer {
   const pieces = [
     () => 'text and <b>tags</b> ',
     () => `<script>var x${next(99)} = "</scrip" + 't>';</script>`,
-    () => `<STYLE type="text/css">p { color: red }</style   >`,
+    () => `<Style type="text/css">p { color: red }</STYLe   >`,
     () => `<script src="a.js" data-long="${'x'.repeat(next(40))}"></script>`,
     () => '<script>if (a < b) { f(); }</SCRIPT>',
     () => '<scripts>not a block</scripts>',
