@@ -10,6 +10,8 @@
  * - dcz: 4 MiB pages (the largest a dictionary rule allows) sent as dcz
  *   against a 4 MiB dictionary, each in the rule's scope and so offered as
  *   a dictionary in turn;
+ * - cached: 7 MiB pages (under the default `cacheMaxSize`) squashed and
+ *   stored in the in-process cache (`cache: true`), each a miss;
  * - 100 MiB: one 100 MiB page squashed and hashed for its ETag, asked for
  *   three times (the second sighting teaches the memo; the third is
  *   recognised by it), as bytes and as a string.
@@ -67,18 +69,22 @@ async function serve(mode: string): Promise<void> {
   const b = bodies();
   if (mode === 'koa-buffer') {
     const { buffer } = await builtPackage();
-    app.use(
-      buffer({
-        optimiseContent: 1,
-        lastModified: false,
-        dictionaries: [{ match: '/dcz/*', maxSize: '4mb' }],
-      }),
-    );
+    const plain = buffer({
+      optimiseContent: 1,
+      lastModified: false,
+      dictionaries: [{ match: '/dcz/*', maxSize: '4mb' }],
+    });
+    const cached = buffer({ optimiseContent: 1, lastModified: false, cache: true, cacheMemoryBytes: 64 * MiB });
+    app.use((ctx, next) => (ctx.path === '/cached' ? cached(ctx, next) : plain(ctx, next)));
   }
-  app.use((ctx) => {
+  app.use(async (ctx) => {
+    // The cached route asks the cache first (koa-buffer only): each request is a miss, built and stored.
+    const isCached = (ctx as { bufferIsCached?: () => Promise<boolean> }).bufferIsCached;
+    if (ctx.path === '/cached' && isCached && (await isCached.call(ctx))) return;
     ctx.type = 'html';
     const n = String(ctx.query.n ?? '0');
     if (ctx.path === '/squash') ctx.body = unique(b.page10, n);
+    else if (ctx.path === '/cached') ctx.body = unique(b.page10.subarray(0, 7 * MiB), n);
     else if (ctx.path === '/dcz/base') ctx.body = b.dictionary;
     else if (ctx.path === '/dcz/page') ctx.body = unique(b.page4.subarray(0, 4 * MiB - 256), n);
     else if (ctx.path === '/big') ctx.body = b.page100;
@@ -108,7 +114,7 @@ function request(
   path: string,
   headers: Record<string, string>,
   keep = false,
-): Promise<{ status: number; encoding: string; body: Buffer }> {
+): Promise<{ status: number; encoding: string; body: Buffer; cacheStatus: string }> {
   return new Promise((resolve, reject) => {
     http
       .request({ host: '127.0.0.1', port, path, headers, agent }, (res) => {
@@ -119,6 +125,7 @@ function request(
             status: res.statusCode!,
             encoding: String(res.headers['content-encoding'] ?? ''),
             body: Buffer.concat(chunks),
+            cacheStatus: String(res.headers['cache-status'] ?? ''),
           }),
         );
       })
@@ -132,11 +139,11 @@ async function watched(
   server: ServerProcess,
   path: string,
   headers: Record<string, string>,
-): Promise<{ busy: number; max: number; encoding: string }> {
+): Promise<{ busy: number; max: number; encoding: string; cacheStatus: string }> {
   await server.ask('watch-start');
-  const { encoding } = await request(server.port, path, headers);
+  const { encoding, cacheStatus } = await request(server.port, path, headers);
   const { busy, max } = await server.ask('watch-stop');
-  return { busy: busy!, max: max!, encoding };
+  return { busy: busy!, max: max!, encoding, cacheStatus };
 }
 
 interface Scenario {
@@ -145,6 +152,8 @@ interface Scenario {
   headers: Record<string, string>;
   /** The content coding koa-buffer must answer with, to be sure the scenario measures what it says. */
   coding?: string;
+  /** The Cache-Status koa-buffer must answer with. */
+  cacheStatus?: string;
 }
 
 async function run(server: ServerProcess, scenario: Scenario, problems: string[]): Promise<number[][]> {
@@ -155,6 +164,12 @@ async function run(server: ServerProcess, scenario: Scenario, problems: string[]
       const seen = await watched(server, path, scenario.headers);
       if (server.mode === 'koa-buffer' && scenario.coding !== undefined && seen.encoding !== scenario.coding)
         problems.push(`${scenario.name}: answered with '${seen.encoding}', not ${scenario.coding}`);
+      if (
+        server.mode === 'koa-buffer' &&
+        scenario.cacheStatus !== undefined &&
+        seen.cacheStatus !== scenario.cacheStatus
+      )
+        problems.push(`${scenario.name}: Cache-Status '${seen.cacheStatus}', not ${scenario.cacheStatus}`);
       blocks.push(seen.busy);
       delays.push(seen.max);
     }
@@ -173,6 +188,12 @@ async function main(): Promise<void> {
       paths: (rep) => [`/dcz/page?n=${rep}`],
       headers: dczHeaders,
       coding: 'dcz',
+    },
+    {
+      name: '7 MiB pages, squashed and stored in the cache',
+      paths: (rep) => [`/cached?n=${rep}`],
+      headers: {},
+      cacheStatus: 'koa-buffer; fwd=miss; stored',
     },
     // One 100 MiB page three times a rep: new, learnt by the memo, recognised.
     { name: 'a 100 MiB page (bytes), asked three times', paths: () => ['/big', '/big', '/big'], headers: {} },
