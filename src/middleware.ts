@@ -44,6 +44,7 @@ import { RepresentationMemo, type KnownEntity } from './response/memo.ts';
 import { MemoAnswers } from './response/memo-answers.ts';
 import { negotiate, type Coding } from './response/negotiate.ts';
 import { optimiseHtml } from './response/optimise.ts';
+import { copyInSlices, largeBody, sameInSlices, utf8InSlices } from './response/slices.ts';
 import { isNodeReadable, respondWithStream } from './response/stream.ts';
 import { compressionRefusal, noTransform } from './response/switches.ts';
 import { upgradeMaxSize, Upgrades } from './response/upgrades.ts';
@@ -182,9 +183,9 @@ function digest(work: Work, shared: Shared): string {
 }
 
 /** Teaches a new entity to the memo (unless its address changes on every request), and notes whether it repeated. */
-function learn(work: Work, shared: Shared): void {
+function learn(work: Work, shared: Shared, copy?: Buffer): void {
   if (work.changing) return;
-  const repeated = shared.memo.learn(work.source, work.variant, work.entity, work.md5!);
+  const repeated = shared.memo.learn(work.source, work.variant, work.entity, work.md5!, copy);
   if (shared.memo.enabled) shared.changing.observe(work.ctx.request.url, repeated);
 }
 
@@ -206,7 +207,13 @@ async function digestInSlices(work: Work, shared: Shared): Promise<void> {
     hasher.update(work.entity.subarray(offset, offset + largeEntity));
   }
   work.md5 = hasher.digest('hex');
-  learn(work, shared);
+  // The memo keeps a copy of a Buffer body it learns: a large one is copied in slices first.
+  const { source } = work;
+  const copy =
+    typeof source !== 'string' && shared.memo.wouldKeep(source, work.variant, work.entity, work.md5)
+      ? await copyInSlices(source)
+      : undefined;
+  learn(work, shared, copy);
 }
 
 // --- 2. OPTIMISE ------------------------------------------------------------
@@ -227,9 +234,18 @@ function chooseVariant(work: Work, wanted: boolean): void {
       : `o${level}`;
 }
 
-/** Asks the memo for the body: a body seen before is recognised by comparison, so it is not encoded, optimised or hashed again. */
-function recall(work: Work, shared: Shared): KnownEntity | undefined {
-  const known = shared.memo.recall(work.source, work.variant);
+/**
+ * Asks the memo for the body: a body seen before is recognised by comparison, so it is not encoded, optimised or
+ * hashed again. A large body is compared in slices.
+ */
+function recall(work: Work, shared: Shared): KnownEntity | undefined | Promise<KnownEntity | undefined> {
+  if (work.source.length <= largeBody) return recalled(work, shared, shared.memo.recall(work.source, work.variant));
+  const candidate = shared.memo.candidate(work.source, work.variant);
+  if (candidate === undefined) return recalled(work, shared, undefined);
+  return sameInSlices(candidate.raw, work.source).then((same) => recalled(work, shared, same ? candidate : undefined));
+}
+
+function recalled(work: Work, shared: Shared, known: KnownEntity | undefined): KnownEntity | undefined {
   work.recalled = known !== undefined;
   if (known) {
     work.entity = known.entity;
@@ -247,9 +263,13 @@ const optimise: Step = async (work, shared) => {
   const level = options.optimiseContent === 2 ? 2 : 1;
   if (work.recalled === undefined) {
     chooseVariant(work, wanted);
-    if (recall(work, shared)) return true;
+    const known = recall(work, shared);
+    if (known instanceof Promise ? await known : known) return true;
   }
-  const raw = typeof work.source === 'string' ? Buffer.from(work.source) : work.source;
+  const { source } = work;
+  // A large string's UTF-8 is made in slices, a turn apart.
+  const raw =
+    typeof source !== 'string' ? source : source.length > largeBody ? await utf8InSlices(source) : Buffer.from(source);
   work.entity = raw;
   if (wanted) {
     if (raw.length > largeEntity) await nextTurn(); // encoding and squashing a large page are two long calls: not in one turn
@@ -295,14 +315,16 @@ function answeredFromMemo(work: Work, shared: Shared): boolean | Promise<boolean
     return false;
   if (shared.dictionaries?.scope(ctx, work.type) !== undefined) return false;
   chooseVariant(work, squashed(work));
-  const known = recall(work, shared);
-  if (known === undefined) return false;
-  // The Last-Modified VALIDATE would set now: an answer that set another is out of date.
-  const seconds = generatedLastModified(ctx, options);
-  return seconds instanceof Promise ? seconds.then(answer) : answer(seconds);
+  const found = recall(work, shared);
+  return found instanceof Promise ? found.then(answerWith) : answerWith(found);
 
-  function answer(seconds: number | undefined): boolean {
-    return shared.answers.answer(ctx, state, known!, seconds === undefined ? undefined : httpDate(seconds));
+  function answerWith(known: KnownEntity | undefined): boolean | Promise<boolean> {
+    if (known === undefined) return false;
+    // The Last-Modified VALIDATE would set now: an answer that set another is out of date.
+    const seconds = generatedLastModified(ctx, options);
+    const answer = (at: number | undefined): boolean =>
+      shared.answers.answer(ctx, state, known, at === undefined ? undefined : httpDate(at));
+    return seconds instanceof Promise ? seconds.then(answer) : answer(seconds);
   }
 }
 

@@ -1,4 +1,6 @@
-// JavaScript face of native/core/squash: `squashHtml(input, options?)`.
+// JavaScript face of native/core/squash: `squashHtml(input, options?)`, and
+// `squashHtmlAsync(input, options?)`, which squashes a large page on libuv's
+// thread pool so the event loop is never held for the whole call.
 //
 // Checks the arguments (the TypeScript twin words its errors the same way),
 // then squashes straight from the caller's bytes into memory that stays
@@ -6,7 +8,10 @@
 // once into a Buffer of its exact size, so a cached page carries no slack.
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <thread>
+#include <utility>
 
 #include "binding/binding.h"
 #include "binding/errors.h"
@@ -167,12 +172,8 @@ napi_value Squash(napi_env env, const std::uint8_t* in, std::size_t len, const k
   return out;
 }
 
-Napi::Value SquashHtml(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  napi_value input = info[0];
-  const InputKind kind = Classify(env, input);
-  const Options options = ReadOptions(env, info[1]);
-
+// The core's options, pointing into `options` (which must outlive them).
+kb::squash_options CoreOptions(const Options& options) {
   kb::squash_options opt;
   opt.level = options.level;
   opt.rewrite_links = options.rewrite_links;
@@ -185,6 +186,15 @@ Napi::Value SquashHtml(const Napi::CallbackInfo& info) {
     opt.path = reinterpret_cast<const std::uint8_t*>(options.path.data());
     opt.path_len = options.path.size();
   }
+  return opt;
+}
+
+Napi::Value SquashHtml(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  napi_value input = info[0];
+  const InputKind kind = Classify(env, input);
+  const Options options = ReadOptions(env, info[1]);
+  const kb::squash_options opt = CoreOptions(options);
 
   if (kind == InputKind::string) {
     // Lone surrogates become U+FFFD, as Buffer.from(string) does.
@@ -197,10 +207,148 @@ Napi::Value SquashHtml(const Napi::CallbackInfo& info) {
   return Napi::Value(env, Squash(env, data, size, opt));
 }
 
+// A large block goes back to the system (its pages unmapped, milliseconds
+// for 100 MiB) on a short-lived thread of its own, not on the JavaScript
+// thread that collected its Buffer.
+constexpr std::size_t kFreeAside = 4 * 1024 * 1024;
+
+void FreeBytes(napi_env, void* data, void* hint) {
+  const std::size_t length = reinterpret_cast<std::size_t>(hint);
+  if (length < kFreeAside) {
+    std::free(data);
+    return;
+  }
+  try {
+    std::thread([data] { std::free(data); }).detach();
+  } catch (...) {
+    std::free(data);  // no thread to be had: free it here
+  }
+}
+
+// An uninitialised Buffer of `size` bytes in malloc'd memory freed as FreeBytes does.
+napi_value ExternalBytes(napi_env env, std::uint8_t* data, std::size_t size) {
+  napi_value out;
+  const napi_status status = napi_create_external_buffer(env, size, data, FreeBytes, reinterpret_cast<void*>(size), &out);
+  if (status != napi_ok) {
+    std::free(data);
+    throw Napi::Error::New(env);
+  }
+  return out;
+}
+
+// largeBuffer(size): an uninitialised Buffer for a large body made in slices
+// (a string's UTF-8, a copy), freed off the event loop when collected.
+Napi::Value LargeBuffer(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Value size = info[0];
+  const double n = size.IsNumber() ? size.As<Napi::Number>().DoubleValue() : -1;
+  if (!(n >= 1 && n <= 9007199254740991.0) || n != static_cast<double>(static_cast<std::uint64_t>(n))) {
+    ThrowInvalidArg(env, "size", "a positive integer", size);
+  }
+  auto* data = static_cast<std::uint8_t*>(std::malloc(static_cast<std::size_t>(n)));
+  if (data == nullptr) ThrowWithCode(env, "ERR_MEMORY_ALLOCATION_FAILED", "largeBuffer: out of memory");
+  return Napi::Value(env, ExternalBytes(env, data, static_cast<std::size_t>(n)));
+}
+
+// One squash on the thread pool. The input's bytes are borrowed, not copied
+// (a copy of a 100 MiB page would itself hold the event loop for tens of
+// milliseconds): a reference keeps the view, and so its memory, alive until
+// the work is done, and the caller must leave the bytes alone meanwhile. The
+// result is malloc'd off the loop, shrunk to its length and handed to
+// JavaScript as an external Buffer, so nothing is copied on the loop either.
+class SquashWorker : public Napi::AsyncWorker {
+ public:
+  SquashWorker(Napi::Env env, Napi::Value input, const std::uint8_t* data, std::size_t size, Options options)
+      : Napi::AsyncWorker(env, "koa-buffer:squashHtml"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        input_(Napi::Persistent(input.As<Napi::Object>())),
+        data_(data),
+        size_(size),
+        options_(std::move(options)) {}
+
+  ~SquashWorker() override { std::free(out_); }
+
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+ protected:
+  void Execute() override {
+    if (size_ == 0) return;
+    out_ = static_cast<std::uint8_t*>(std::malloc(size_));
+    if (out_ == nullptr) {
+      SetError("squashHtml: out of memory");
+      return;
+    }
+    const kb::squash_options opt = CoreOptions(options_);
+    if (opt.level == 0) {
+      std::memcpy(out_, data_, size_);
+      length_ = size_;
+    } else {
+      length_ = kb::squash_html(data_, size_, out_, opt);
+    }
+    // Never longer than the input; give the slack back (glibc remaps large blocks, no copy).
+    if (length_ > 0 && length_ < size_) {
+      if (void* shrunk = std::realloc(out_, length_)) out_ = static_cast<std::uint8_t*>(shrunk);
+    }
+  }
+
+  void OnOK() override {
+    napi_env env = Env();
+    napi_value out;
+    if (length_ == 0) {
+      Check(env, napi_create_buffer(env, 0, nullptr, &out));
+    } else {
+      // V8 counts the backing store's length towards its GC heuristics by itself: no napi_adjust_external_memory.
+      std::uint8_t* owned = out_;
+      out_ = nullptr;  // the Buffer owns it now (ExternalBytes frees it if it cannot be made)
+      out = ExternalBytes(env, owned, length_);
+    }
+    input_.Reset();
+    deferred_.Resolve(Napi::Value(env, out));
+  }
+
+  void OnError(const Napi::Error& error) override {
+    input_.Reset();
+    Napi::Error coded = Napi::Error::New(Env(), error.Message());
+    coded.Set("code", Napi::String::New(Env(), "ERR_MEMORY_ALLOCATION_FAILED"));
+    deferred_.Reject(coded.Value());
+  }
+
+ private:
+
+  Napi::Promise::Deferred deferred_;
+  Napi::ObjectReference input_;
+  const std::uint8_t* data_;
+  std::size_t size_;
+  Options options_;
+  std::uint8_t* out_ = nullptr;
+  std::size_t length_ = 0;
+};
+
+// squashHtmlAsync(input, options?): a Promise of the same bytes squashHtml gives.
+// Checks its arguments as squashHtml does and throws for bad ones; a string
+// is refused: its UTF-8 would be made on the event loop (the caller converts
+// a large string in slices first).
+Napi::Value SquashHtmlAsync(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  napi_value input = info[0];
+  const InputKind kind = Classify(env, input);
+  if (kind == InputKind::string) ThrowInvalidArg(env, "input", "a Buffer, TypedArray or DataView", info[0]);
+  Options options = ReadOptions(env, info[1]);
+  const std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+  ViewBytes(env, input, kind, &data, &size);
+  auto* worker = new SquashWorker(env, info[0], data, size, std::move(options));
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
+}
+
 }  // namespace
 
 void InitSquash(Napi::Env env, Napi::Object exports) {
   exports.Set("squashHtml", Napi::Function::New(env, SquashHtml, "squashHtml"));
+  exports.Set("squashHtmlAsync", Napi::Function::New(env, SquashHtmlAsync, "squashHtmlAsync"));
+  exports.Set("largeBuffer", Napi::Function::New(env, LargeBuffer, "largeBuffer"));
 }
 
 }  // namespace kb::js

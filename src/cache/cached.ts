@@ -411,7 +411,7 @@ async function stored(
   const lifetime = lifetimeFor(ctx, response, options);
   const made = withOrigin(ctx, visit, entryOf(response, lifetime));
   if (made === undefined) return refused(ctx, visit, flight, 'TAG', response.status);
-  const sealed = seal(made);
+  const sealed = await seal(made);
   // Waiters in this process are answered now, before the store is written to.
   flight?.settle({ entry: sealed.entry, vary: builderVary(ctx, head, options.varyBy) });
   if (purgedMeanwhile(ctx, visit, sealed.entry)) return void (await flight?.close());

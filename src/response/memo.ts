@@ -116,19 +116,43 @@ export class RepresentationMemo {
    * optimisation settings that turned raw into entity), or undefined.
    */
   recall(raw: Buffer | string, variant: string): KnownEntity | undefined {
-    if (!this.#lru) return undefined;
-    const known = this.#lru.get(`e\0${variant}\0${fingerprint(raw)}`);
-    if (known === undefined || !('raw' in known)) return undefined;
-    return same(known.raw, raw) ? known : undefined;
+    const known = this.candidate(raw, variant);
+    return known !== undefined && same(known.raw, raw) ? known : undefined;
+  }
+
+  /**
+   * The entity learnt under `variant` for a body with `raw`'s fingerprint,
+   * not yet compared with `raw`: for a large body, which the caller compares
+   * in slices rather than in one call (./slices.ts).
+   */
+  candidate(raw: Buffer | string, variant: string): KnownEntity | undefined {
+    const known = this.#lru?.get(`e\0${variant}\0${fingerprint(raw)}`);
+    return known === undefined || !('raw' in known) ? undefined : known;
+  }
+
+  /**
+   * True when {@link learn} would keep this entity now: it was seen once
+   * before, and it fits the budget. The caller of a large body then makes
+   * the copy learn keeps in slices, and hands it over.
+   */
+  wouldKeep(raw: Buffer | string, variant: string, entity: Buffer, md5: string): boolean {
+    if (!this.#lru || !this.#seenOnce.has(`${variant}\0${md5}`)) return false;
+    return this.#fits(raw, variant, entity);
+  }
+
+  #fits(raw: Buffer | string, variant: string, entity: Buffer): boolean {
+    const key = `e\0${variant}\0${fingerprint(raw)}`;
+    return sizeOf({ raw, entity, md5: '' }, key) <= this.#lru!.maxSize;
   }
 
   /**
    * Remembers what `raw` became under `variant`, from the second time it is
    * learnt (see the module comment).
    *
+   * @param copy - a copy of `raw` made already (in slices, for a large body), kept instead of making one
    * @returns true when it is kept now
    */
-  learn(raw: Buffer | string, variant: string, entity: Buffer, md5: string): boolean {
+  learn(raw: Buffer | string, variant: string, entity: Buffer, md5: string, copy?: Buffer): boolean {
     if (!this.#lru) return false;
     const sighting = `${variant}\0${md5}`;
     if (!this.#seenOnce.delete(sighting)) {
@@ -136,12 +160,14 @@ export class RepresentationMemo {
       this.#seenOnce.add(sighting);
       return false;
     }
+    // Larger than the whole budget: the LRU would not keep it, so no copy is made for nothing.
+    if (!this.#fits(raw, variant, entity)) return false;
     const key = `e\0${variant}\0${fingerprint(raw)}`;
     // A Buffer may be reused and changed in place by the application after this
     // response: keep a copy, so the memo never compares a body with itself.
     let kept: KnownEntity = { raw, entity, md5 };
     if (typeof raw !== 'string') {
-      const copy = Buffer.from(raw);
+      copy ??= Buffer.from(raw);
       kept = { raw: copy, entity: entity === raw ? copy : entity, md5 };
     }
     this.#lru.set(key, kept);

@@ -15,6 +15,9 @@
 import type { Logger } from '../logger.ts';
 import type { Messages } from '../messages.ts';
 import { squashHtml } from '../native/exports.ts';
+import type { SquashOptions } from '../native/types.ts';
+import { squashHtmlOffLoop, squashOffLoopMin } from '../native/squash-off-loop.ts';
+import { concatInSlices } from './slices.ts';
 
 /** What the optimiser needs to know about the response. */
 export interface OptimiseSettings {
@@ -173,16 +176,94 @@ async function minifyBlock(kind: Kind, bytes: Buffer, settings: OptimiseSettings
   }
 }
 
+/** One inline block: its kind, its opening tag's attributes, and where its text starts and ends in the page. */
+export interface InlineBlock {
+  kind: Kind;
+  attributes: string;
+  start: number;
+  end: number;
+}
+
+/** Pages above this many bytes are searched for blocks a window at a time (see {@link inlineBlocks}). */
+const searchWindow = 1024 * 1024;
+
+const opening = /<(script|style)\b([^>]*)(>|$)/gi;
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * The blocks `block` finds in `html`, in order. A page up to `window` bytes
+ * is searched in one call; a larger one a window at a time, a turn of the
+ * event loop apart, so a 10 MiB page does not hold the loop for its whole
+ * search (38 ms here). The blocks are the same: an opening tag is matched
+ * with the first end tag of its name after it, and one without an end tag
+ * is no block, as for `block`; a window grows when an opening tag or its
+ * block reaches its end, so nothing is judged on part of its bytes.
+ */
+export async function* inlineBlocks(html: Buffer, window: number = searchWindow): AsyncGenerator<InlineBlock> {
+  if (html.length <= window) {
+    // matchAll iterates a copy of the pattern, so requests minifying at the same time do not share lastIndex.
+    for (const match of html.toString('latin1').matchAll(block)) {
+      const start = match.index + match[0].indexOf('>') + 1;
+      yield { kind: match[1]!.toLowerCase() as Kind, attributes: match[2]!, start, end: start + match[3]!.length };
+    }
+    return;
+  }
+  let from = 0;
+  let size = window;
+  while (from < html.length) {
+    await nextTurn();
+    const to = Math.min(html.length, from + size);
+    const text = html.toString('latin1', from, to);
+    const whole = to === html.length;
+    const open = new RegExp(opening.source, 'gi');
+    let at = 0;
+    let grow = false;
+    for (let found = open.exec(text); found !== null; found = open.exec(text)) {
+      if (found[3] === '' && !whole) {
+        grow = true; // an opening tag cut by the window's end
+        break;
+      }
+      if (found[3] === '') break; // "<script" and no '>' before the page ends: no block
+      const name = found[1]!;
+      const close = new RegExp(`<\\/${name}\\s*>`, 'gi');
+      close.lastIndex = open.lastIndex;
+      const closed = close.exec(text);
+      // An end tag found ends where the page could not say otherwise (its `\s*>` is whole); none: look further.
+      if (closed === null || (closed.index + closed[0].length === text.length && !whole)) {
+        if (!whole) {
+          grow = true;
+          break;
+        }
+        open.lastIndex = found.index + 1; // no end tag anywhere: not a block, as for `block`
+        continue;
+      }
+      yield {
+        kind: name.toLowerCase() as Kind,
+        attributes: found[2]!,
+        start: from + open.lastIndex,
+        end: from + closed.index,
+      };
+      open.lastIndex = closed.index + closed[0].length;
+      at = open.lastIndex;
+    }
+    if (grow) {
+      // Search again from the end of the last block, with room for the cut one.
+      if (at > 0) from += at;
+      else size *= 2;
+      continue;
+    }
+    if (whole) return;
+    // No opening tag starts in the rest of the window, but one may begin in its last bytes.
+    from = Math.max(from + at, to - 16, from + 1);
+    size = window;
+  }
+}
+
 async function minifyInline(html: Buffer, settings: OptimiseSettings): Promise<Buffer> {
-  const text = html.toString('latin1');
   const pieces: Buffer[] = [];
   let copied = 0;
-  // matchAll iterates a copy of the pattern, so requests minifying at the same time do not share lastIndex.
-  for (const match of text.matchAll(block)) {
-    const kind = match[1]!.toLowerCase() as Kind;
-    if (!minifiable(kind, match[2]!)) continue;
-    const start = match.index + match[0].indexOf('>') + 1;
-    const end = start + match[3]!.length;
+  for await (const { kind, attributes, start, end } of inlineBlocks(html)) {
+    if (!minifiable(kind, attributes)) continue;
     const replacement = await minifyBlock(kind, html.subarray(start, end), settings);
     if (!replacement) continue;
     pieces.push(html.subarray(copied, start), replacement);
@@ -190,7 +271,7 @@ async function minifyInline(html: Buffer, settings: OptimiseSettings): Promise<B
   }
   if (pieces.length === 0) return html;
   pieces.push(html.subarray(copied));
-  return Buffer.concat(pieces);
+  return concatInSlices(pieces);
 }
 
 /**
@@ -202,14 +283,16 @@ async function minifyInline(html: Buffer, settings: OptimiseSettings): Promise<B
  * @returns the smaller of the optimised body and `body`
  */
 export async function optimiseHtml(body: Buffer, settings: OptimiseSettings): Promise<Buffer> {
-  let out = squashHtml(body, {
+  const options: SquashOptions = {
     level: settings.level,
     rewriteLinks: settings.rewriteLinks,
     host: settings.host,
     path: settings.path,
     // Koa reads X-Forwarded-Proto as sent; any other value shortens only scheme-relative links.
     scheme: settings.scheme === 'http' || settings.scheme === 'https' ? settings.scheme : undefined,
-  });
+  };
+  // A large page is squashed off the event loop (thread pool or slices), so other requests go on meanwhile.
+  let out = body.length >= squashOffLoopMin ? await squashHtmlOffLoop(body, options) : squashHtml(body, options);
   if (settings.level === 2) out = await minifyInline(out, settings);
   return out.length < body.length ? out : body;
 }

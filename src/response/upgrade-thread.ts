@@ -17,19 +17,28 @@
  * a 4 MiB Buffer held the event loop for 90–150 ms here, the slices take
  * well under a millisecond each. The copy lives only while its upgrade runs
  * (one at a time, see upgrades.ts).
+ *
+ * The same thread, started at normal priority instead, makes large dcz
+ * bodies (dictionaries/dcz.ts): zstd-napi's `compressUsingDict` is one
+ * synchronous call, 15–60 ms for a 4 MiB page and dictionary here, which a
+ * request for a page in a rule's scope would otherwise hold the event loop
+ * for. A dictionary's shared copy is made once and kept with the dictionary's
+ * Buffer, so each request copies only its body.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
 const require = createRequire(import.meta.url);
 
-function zstdPath(): string | undefined {
+function resolved(name: string): string | undefined {
   try {
-    return require.resolve('zstd-napi');
+    return require.resolve(name);
   } catch {
     return undefined;
   }
 }
+const zstdPath = (): string | undefined => resolved('zstd-napi');
+const zstdBindingPath = (): string | undefined => resolved('zstd-napi/binding');
 
 /**
  * The worker's code, plain CommonJS run with `eval`, so the same text works
@@ -38,15 +47,28 @@ function zstdPath(): string | undefined {
  * compressed bytes in an ArrayBuffer of their own, transferred back without
  * a copy.
  */
-const workerSource = `
+const workerSource = (priority: number): string => `
 const { parentPort } = require('node:worker_threads');
 const os = require('node:os');
 const zlib = require('node:zlib');
-try { os.setPriority(19); } catch {}
+${priority === 0 ? '' : `try { os.setPriority(${priority}); } catch {}`}
 const zstdPath = ${JSON.stringify(zstdPath() ?? null)};
-let zstd;
-function compress(body, coding, level) {
+const zstdBindingPath = ${JSON.stringify(zstdBindingPath() ?? null)};
+let zstd, zstdBinding, dczContext;
+// dcz (RFC 9842): the skippable frame header, the dictionary's SHA-256, then the frame; as dczEncode makes it.
+function dcz(body, dictionary, hash, level) {
+  if (zstdBindingPath === null) throw new Error('zstd-napi is not available');
+  zstdBinding ??= require(zstdBindingPath);
+  dczContext ??= new zstdBinding.CCtx();
+  const out = Buffer.allocUnsafe(40 + zstdBinding.compressBound(body.length));
+  Buffer.from([0x5e, 0x2a, 0x4d, 0x18, 0x20, 0x00, 0x00, 0x00]).copy(out, 0);
+  out.write(hash, 8, 'hex');
+  const written = dczContext.compressUsingDict(out.subarray(40), body, dictionary, level);
+  return out.subarray(0, 40 + written);
+}
+function compress(body, coding, level, dictionary, hash) {
   switch (coding) {
+    case 'dcz': return dcz(body, dictionary, hash, level);
     case 'br':
       return zlib.brotliCompressSync(body, { params: {
         [zlib.constants.BROTLI_PARAM_QUALITY]: level,
@@ -63,9 +85,10 @@ function compress(body, coding, level) {
     default: throw new Error('no such coding: ' + coding);
   }
 }
-parentPort.on('message', ({ id, shared, length, coding, level }) => {
+parentPort.on('message', ({ id, shared, length, coding, level, dictionary, hash }) => {
   try {
-    const out = compress(Buffer.from(shared, 0, length), coding, level);
+    const dict = dictionary === undefined ? undefined : Buffer.from(dictionary.shared, 0, dictionary.length);
+    const out = compress(Buffer.from(shared, 0, length), coding, level, dict, hash);
     const own = new Uint8Array(out.length);
     own.set(out);
     parentPort.postMessage({ id, bytes: own }, [own.buffer]);
@@ -99,12 +122,44 @@ async function sharedCopy(body: Buffer): Promise<SharedArrayBuffer> {
   return shared;
 }
 
+/** Shared copies of dictionaries, made once per dictionary Buffer (the memo keeps the very same one). */
+const sharedDictionaries = new WeakMap<Buffer, Promise<SharedArrayBuffer>>();
+
 /** The upgrade thread of this process, started on demand. */
 export class UpgradeThread {
   #worker: Worker | undefined;
   readonly #pending = new Map<number, Pending>();
   #nextId = 0;
   #idle: NodeJS.Timeout | undefined;
+  readonly #priority: number;
+  readonly #waitedFor: boolean;
+
+  /**
+   * @param options.priority - the thread's nice value on Linux: 19 (the lowest) for upgrades, 0 for work a request
+   *   waits for
+   * @param options.waitedFor - true when a caller waits for each answer: the thread then keeps the process alive
+   *   while it has work (an upgrade never does)
+   */
+  constructor({ priority = 19, waitedFor = false }: { priority?: number; waitedFor?: boolean } = {}) {
+    this.#priority = priority;
+    this.#waitedFor = waitedFor;
+  }
+
+  /**
+   * The dcz body of `body` with `dictionary` (as dczEncode makes it, byte for byte), made in the thread.
+   *
+   * @param hash - the dictionary's SHA-256 as 64 hex digits
+   * @throws Error when the thread fails or zstd-napi is not available
+   */
+  async dcz(body: Buffer, dictionary: Buffer, hash: string, level: number): Promise<Buffer> {
+    let sharedDictionary = sharedDictionaries.get(dictionary);
+    if (sharedDictionary === undefined) {
+      sharedDictionary = sharedCopy(dictionary);
+      sharedDictionaries.set(dictionary, sharedDictionary);
+    }
+    const dictionaryMessage = { shared: await sharedDictionary, length: dictionary.length };
+    return this.#run(body, { coding: 'dcz', level, dictionary: dictionaryMessage, hash });
+  }
 
   /**
    * Compresses a copy of `body` in the thread.
@@ -112,13 +167,18 @@ export class UpgradeThread {
    * @returns the compressed bytes, in a Buffer of their own
    * @throws Error when the thread fails or the coding cannot be made
    */
-  async compress(body: Buffer, coding: string, level: number): Promise<Buffer> {
+  compress(body: Buffer, coding: string, level: number): Promise<Buffer> {
+    return this.#run(body, { coding, level });
+  }
+
+  async #run(body: Buffer, job: Record<string, unknown>): Promise<Buffer> {
     const shared = await sharedCopy(body);
     const worker = this.#start();
     const id = this.#nextId++;
     return new Promise<Buffer>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      worker.postMessage({ id, shared, length: body.length, coding, level });
+      if (this.#waitedFor) worker.ref();
+      worker.postMessage({ id, shared, length: body.length, ...job });
     });
   }
 
@@ -127,14 +187,17 @@ export class UpgradeThread {
     this.#idle = undefined;
     if (this.#worker) return this.#worker;
     // No loader hooks in the thread: its code is plain JavaScript.
-    const worker = new Worker(workerSource, { eval: true, execArgv: [] });
+    const worker = new Worker(workerSource(this.#priority), { eval: true, execArgv: [] });
     worker.on('message', (message: { id: number; bytes?: Uint8Array; error?: string }) => {
       const pending = this.#pending.get(message.id);
       if (!pending) return;
       this.#pending.delete(message.id);
       if (message.bytes) pending.resolve(Buffer.from(message.bytes.buffer, 0, message.bytes.byteLength));
       else pending.reject(new Error(message.error ?? 'the upgrade thread failed'));
-      if (this.#pending.size === 0) this.#whenIdle();
+      if (this.#pending.size === 0) {
+        worker.unref();
+        this.#whenIdle();
+      }
     });
     const fail = (error: Error): void => {
       if (this.#worker === worker) this.#worker = undefined;

@@ -11,7 +11,7 @@ import type { DecisionLog } from '../../response/decision-log.ts';
 import { errorText } from '../../describe.ts';
 import { bounded, boundedAnswer } from '../bounded.ts';
 import type { Forward } from '../cache-status.ts';
-import { decodeEntry, encodeEntry, isFresh, readEntry, type CacheEntry } from '../entry.ts';
+import { decodeEntry, encodeEntryInSlices, isFresh, readEntry, type CacheEntry } from '../entry.ts';
 import { encodeMarker, readMarker } from '../hit-for-miss.ts';
 import type { PurgeBook } from '../purge/book.ts';
 import type { CacheStore } from '../stores/store.ts';
@@ -199,8 +199,9 @@ export async function remove(slot: Slot): Promise<void> {
  * copy owned by the cache: what waiters replay, whatever the application
  * later does with the Buffer it sent.
  */
-export function seal(entry: CacheEntry): { value: Buffer; entry: CacheEntry } {
-  const value = encodeEntry(entry);
+export async function seal(entry: CacheEntry): Promise<{ value: Buffer; entry: CacheEntry }> {
+  // A large body is framed a slice per turn, so building a large entry does not hold the event loop.
+  const value = await encodeEntryInSlices(entry);
   const sealed = decodeEntry(value)!;
   decoded.set(value, sealed);
   return { value, entry: sealed };

@@ -37,12 +37,18 @@ const EMPTY = new Uint8Array(0);
 // The driver (native/core/squash.cc)
 // ---------------------------------------------------------------------------
 
-function squashDocument(s: SquashState): number {
+/**
+ * Squashes from the cursor to the end, or only until the cursor passes
+ * `until` (a token is never cut: all the state lives in `s`, so the next call
+ * carries on as if nothing had stopped); -1 while input is left.
+ */
+function squashDocument(s: SquashState, until: number = s.len): number {
   const src = s.src;
   const len = s.len;
   // A UTF-8 byte order mark is not text: the decoder drops it before parsing.
-  if (len >= 3 && src[0] === 0xef && src[1] === 0xbb && src[2] === 0xbf) s.copyTo(3);
+  if (s.p === 0 && len >= 3 && src[0] === 0xef && src[1] === 0xbb && src[2] === 0xbf) s.copyTo(3);
   while (s.p < len) {
+    if (s.p >= until) return -1;
     const b = src[s.p]!;
     if (s.depth !== 0) {
       if (b === LT) {
@@ -171,6 +177,78 @@ let scratch = Buffer.allocUnsafeSlow(64 * 1024);
  * squashHtml('<ul>\n  <li>a</li>\n  <li>b</li>\n</ul>').toString(); // '<ul><li>a</li><li>b</li></ul>'
  */
 export function squashHtml(input: Buffer | NodeJS.ArrayBufferView | string, options?: SquashOptions): Buffer {
+  const { src, len, level, host, path, scheme, rewriteLinks } = squashArguments(input, options);
+  if (level === 0 || len === 0) return Buffer.from(src);
+  let dst = scratch;
+  if (dst.length < len) {
+    dst = Buffer.allocUnsafeSlow(Math.max(len, dst.length * 2));
+    if (dst.length <= SCRATCH_KEEP) scratch = dst;
+  }
+  const n = squashDocument(new SquashState(src, len, dst, host, path, scheme, rewriteLinks));
+  const out = Buffer.allocUnsafe(n);
+  dst.copy(out, 0, 0, n);
+  return out;
+}
+
+/** Input bytes per turn of the event loop in {@link squashHtmlSliced}: about a millisecond of the twin's work. */
+export const twinSlice = 128 * 1024;
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * The twin of the binding's `squashHtmlAsync`: the same bytes as
+ * {@link squashHtml}, made {@link twinSlice} input bytes at a time with a turn
+ * of the event loop between slices, so a large page does not hold the loop
+ * for the whole squash. The input's bytes are read across turns: the caller
+ * leaves them alone until the promise settles.
+ *
+ * @throws TypeError as {@link squashHtml} does, and for a string (its UTF-8 would be made in one call)
+ */
+export async function squashHtmlSliced(
+  input: Buffer | NodeJS.ArrayBufferView,
+  options?: SquashOptions,
+  slice: number = twinSlice,
+): Promise<Buffer> {
+  if (typeof input === 'string') {
+    throw withCode(
+      new TypeError(`The "input" argument must be a Buffer, TypedArray or DataView (received ${describe(input)})`),
+      'ERR_INVALID_ARG_TYPE',
+    );
+  }
+  const { src, len, level, host, path, scheme, rewriteLinks } = squashArguments(input, options);
+  // Each call has its own output: squashes in progress at the same time must not share the scratch buffer.
+  const dst = Buffer.allocUnsafeSlow(len);
+  if (level === 0) {
+    for (let offset = 0; offset < len; offset += slice) {
+      if (offset > 0) await nextTurn();
+      src.copy(dst, offset, offset, Math.min(len, offset + slice));
+    }
+    return dst;
+  }
+  const state = new SquashState(src, len, dst, host, path, scheme, rewriteLinks);
+  let n = -1;
+  for (let until = slice; n < 0; until += slice) {
+    n = squashDocument(state, until);
+    if (n < 0) await nextTurn();
+  }
+  return dst.subarray(0, n);
+}
+
+interface SquashArguments {
+  src: Buffer;
+  len: number;
+  level: number;
+  host: Uint8Array;
+  path: Uint8Array;
+  scheme: number;
+  rewriteLinks: boolean;
+}
+
+/** Checks and reads the arguments of {@link squashHtml}, in the binding's order. */
+function squashArguments(
+  input: Buffer | NodeJS.ArrayBufferView | string,
+  options: SquashOptions | undefined,
+): SquashArguments {
   if (typeof input !== 'string' && !ArrayBuffer.isView(input)) {
     throw withCode(
       new TypeError(`The "input" argument must be ${INPUT_EXPECTED} (received ${describe(input)})`),
@@ -219,15 +297,5 @@ export function squashHtml(input: Buffer | NodeJS.ArrayBufferView | string, opti
   }
 
   const src = bytesOf(input);
-  const len = src.length;
-  if (level === 0 || len === 0) return Buffer.from(src);
-  let dst = scratch;
-  if (dst.length < len) {
-    dst = Buffer.allocUnsafeSlow(Math.max(len, dst.length * 2));
-    if (dst.length <= SCRATCH_KEEP) scratch = dst;
-  }
-  const n = squashDocument(new SquashState(src, len, dst, host, path, scheme, rewriteLinks));
-  const out = Buffer.allocUnsafe(n);
-  dst.copy(out, 0, 0, n);
-  return out;
+  return { src, len: src.length, level, host, path, scheme, rewriteLinks };
 }

@@ -10,6 +10,7 @@
  * {@link usableAsDictionary}).
  */
 import { createRequire } from 'node:module';
+import { UpgradeThread } from '../upgrade-thread.ts';
 
 type ZstdBinding = typeof import('zstd-napi/binding.js');
 
@@ -70,4 +71,29 @@ export function dczEncode(body: Buffer, dictionary: Buffer, hash: string, level:
   const written = context.compressUsingDict(out.subarray(40), body, dictionary, level);
   // A copy of the exact length: the memo keeps it, and the bound can be far larger than the frame.
   return Buffer.from(out.subarray(0, 40 + written));
+}
+
+/**
+ * Above this many bytes of body and dictionary together, dcz is made in a
+ * worker thread: `ZSTD_compress_usingDict` is one synchronous call, about
+ * 0.25 ms for a 512 KiB page and dictionary here, but 15–60 ms at 4 MiB
+ * each (`bench/large-bodies.bench.ts`), and any client can ask for it on
+ * every request in a rule's scope.
+ */
+export const dczThreadMin = 512 * 1024;
+
+/** The thread large dcz bodies are made in, at normal priority: a request waits for it. */
+let thread: UpgradeThread | undefined;
+
+/**
+ * {@link dczEncode}'s bytes, made off the event loop when body and dictionary
+ * are large (see {@link dczThreadMin}), else in the same turn.
+ *
+ * @throws Error when zstd-napi is not available, or the thread fails
+ */
+export async function dczEncodeOffLoop(body: Buffer, dictionary: Buffer, hash: string, level: number): Promise<Buffer> {
+  if (body.length + dictionary.length <= dczThreadMin) return dczEncode(body, dictionary, hash, level);
+  if (zstd === undefined) throw new Error('zstd-napi is not available');
+  thread ??= new UpgradeThread({ priority: 0, waitedFor: true });
+  return thread.dcz(body, dictionary, hash, level);
 }

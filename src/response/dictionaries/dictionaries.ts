@@ -21,7 +21,7 @@ import { cacheControlSeconds } from '../../cache/lifetime.ts';
 import { notStorableAsSent, type StorableOptions } from '../../cache/storable.ts';
 import { beforeHeadIsSent, type SentHead } from '../sent-head.ts';
 import { addVary } from '../vary.ts';
-import { dczAvailable, dczEncode, usableAsDictionary } from './dcz.ts';
+import { dczAvailable, dczEncodeOffLoop, usableAsDictionary } from './dcz.ts';
 import { DictionaryKeeper, type KeeperDeps } from './keeper.ts';
 import { acceptsDcz, availableDictionary } from './request.ts';
 import { ruleFor, type DictionaryRule } from './rules.ts';
@@ -152,7 +152,7 @@ export class Dictionaries {
     const known = this.#memo.encoded(md5(), coding, level);
     if (known === null) return this.#unused('no gain');
     if (known !== undefined) return { bytes: known, tag };
-    const bytes = dczEncode(entity, dictionary, hash, level);
+    const bytes = await dczEncodeOffLoop(entity, dictionary, hash, level);
     const gain = bytes.length < entity.length;
     this.#memo.remember(md5(), coding, level, gain ? bytes : null);
     this.#log.debug('log_dictionary_coded', { size: entity.length, compressedSize: bytes.length, hash });
