@@ -65,15 +65,16 @@ export function serveToDriver(
  * resolves once it listens.
  *
  * @param options.pin - false to leave the process on every core (two servers that talk to each other)
+ * @param options.nodeArgs - flags for node itself (e.g. `--expose-gc`)
  * @throws Error naming the mode when the process exits before it listens
  */
 export function startServerProcess(
   script: string,
   mode: string,
   args: string[] = [],
-  options: { pin?: boolean } = {},
+  options: { pin?: boolean; nodeArgs?: string[] } = {},
 ): Promise<ServerProcess> {
-  const argv = [process.execPath, '--import', 'tsx', script, '--serve', mode, ...args];
+  const argv = [process.execPath, ...(options.nodeArgs ?? []), '--import', 'tsx', script, '--serve', mode, ...args];
   const [cmd, rest] = options.pin === false ? [argv[0]!, argv.slice(1)] : pinned(0, argv);
   const child = spawn(cmd, rest, {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -118,19 +118,33 @@ function generatedKey(ctx: Context, varyBy: readonly string[]): string | typeof 
   const material = keyMaterial(ctx, varyBy);
   if (material === ambiguousCookie) return material;
   if (material.length > recentLongest) return `buffer:${md5(material)}`;
-  return recent.get(material) ?? keep(recent, material, `buffer:${md5(material)}`);
+  return recent.get(material) ?? keep(material, `buffer:${md5(material)}`);
 }
 
-/** Puts `key` into `table` under `by` and returns it; a full table starts afresh (a plain bound, no LRU bookkeeping on the hot path). */
-function keep(table: Map<string, string>, by: string, key: string): string {
-  if (table.size >= recentMax) table.clear();
-  table.set(by, key);
+/**
+ * Puts `key` into {@link recent} under `by` and returns it; past its byte
+ * budget the table starts afresh (a plain bound, no LRU bookkeeping on the
+ * hot path).
+ */
+function keep(by: string, key: string): string {
+  recentBytes += by.length * 2 + key.length + keyEntryOverhead;
+  if (recentBytes > keyTableBytesMax) {
+    recent.clear();
+    recentBytes = by.length * 2 + key.length + keyEntryOverhead;
+  }
+  recent.set(by, key);
   return key;
 }
 
-/** Keys of recent requests by their material: a miss of the signature table costs a Map lookup instead of an MD5 (at most about 2 MiB). */
+/** Bytes each of the two key tables ({@link recent}, the signature tables together) is charged at most. */
+export const keyTableBytesMax = 1024 * 1024;
+/** Bytes charged per entry beyond its strings: the Map's slot and the key string's header. */
+export const keyEntryOverhead = 64;
+
+/** Keys of recent requests by their material: a miss of the signature table costs a Map lookup instead of an MD5. */
 const recent = new Map<string, string>();
-const recentMax = 4096;
+/** What {@link recent} is charged: material at two bytes a character (it may hold any header text), key, overhead. */
+let recentBytes = 0;
 const recentLongest = 512;
 
 /**
@@ -150,8 +164,8 @@ const recentLongest = 512;
 type Level = Map<string | undefined, Level | string | typeof ambiguousCookie>;
 const bySignature = new Map<string, Level>();
 const bySignatureTls = new Map<string, Level>();
-/** Keys held in {@link bySignature}; at recentMax it starts afresh. */
-let signatures = 0;
+/** Bytes charged to the signature tables (fields at two bytes a character, a Map per new level, the key); past {@link keyTableBytesMax} they start afresh. */
+let signatureBytes = 0;
 
 /** The varyBy names as one string, for the last list seen: one list per middleware is the rule. */
 let lastVaryBy: readonly string[] = [];
@@ -188,10 +202,13 @@ function keyBySignature(ctx: Context, varyBy: readonly string[]): string | typeo
   let length = 0;
   for (let i = 0; i < depth; i++) length += signatureField(ctx, varyBy, i)?.length ?? 0;
   if (length > recentLongest) return key;
-  if (signatures >= recentMax) {
+  // Charged as if every level were new: a bound, not an exact count.
+  const charged = length * 2 + (typeof key === 'string' ? key.length : 0) + depth * levelOverhead;
+  signatureBytes += charged;
+  if (signatureBytes > keyTableBytesMax) {
     bySignature.clear();
     bySignatureTls.clear();
-    signatures = 0;
+    signatureBytes = charged;
   }
   let at = table.get(lastNames);
   if (at === undefined) table.set(lastNames, (at = new Map()));
@@ -202,8 +219,15 @@ function keyBySignature(ctx: Context, varyBy: readonly string[]): string | typeo
     at = next;
   }
   at.set(signatureField(ctx, varyBy, depth - 1), key);
-  signatures++;
   return key;
+}
+
+/** Bytes charged per level of a signature: a Map of its own and a slot in its parent. */
+const levelOverhead = 160;
+
+/** Bytes the two key tables are charged now (each at most {@link keyTableBytesMax}). */
+export function keyTablesBytes(): { recent: number; signatures: number } {
+  return { recent: recentBytes, signatures: signatureBytes };
 }
 
 /** Request properties whose getters the signature stands for. */

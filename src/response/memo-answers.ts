@@ -24,6 +24,9 @@ import type { Context } from 'koa';
 import type { KnownEntity } from './memo.ts';
 import { encodingsPerBody, given, recordRun, type Prepared, type PreparedState } from './prepared-answer.ts';
 
+/** Accept-Encoding values longer than this are answered afresh (browsers send a few dozen bytes). */
+const encodingsLongest = 256;
+
 /** The remembered answers of one middleware's memo. */
 export class MemoAnswers {
   readonly #byEntity = new WeakMap<KnownEntity, Map<string, Prepared>>();
@@ -47,6 +50,8 @@ export class MemoAnswers {
   }
 
   #keep(known: KnownEntity, encodings: string, prepared: Prepared): void {
+    // Answers are not charged to the memo's budget: a long header (any client may send one) is not remembered.
+    if (encodings.length > encodingsLongest) return;
     let byEncodings = this.#byEntity.get(known);
     if (byEncodings === undefined) this.#byEntity.set(known, (byEncodings = new Map()));
     if (byEncodings.size >= encodingsPerBody && !byEncodings.has(encodings)) return;

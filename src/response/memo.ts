@@ -22,6 +22,7 @@
  * but one comparison's worth of savings, once: its coding entry, keyed by
  * MD5, is kept from the first sighting.
  */
+import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 
 /** An entity the memo recognised or learnt. */
@@ -83,13 +84,21 @@ function same(a: Buffer | string, b: Buffer | string): boolean {
   return a.equals(b);
 }
 
-/** MD5s of entities seen once, at most this many (then forgotten all at once: no bookkeeping per request). */
-const sightingsMax = 4096;
+/** Bytes of the seen-once table at most (the least recently seen are forgotten). */
+export const sightingsBytesMax = 512 * 1024;
+/** Bytes charged per sighting beyond its key: the LRU's node and slots. */
+export const sightingOverhead = 64;
+/** A sighting's key longer than this (a variant holding a long path) is kept as its MD5. */
+const sightingLongest = 96;
 
 /** The memo of one `buffer()` middleware. */
 export class RepresentationMemo {
   readonly #lru: LRUCache<string, Entry> | undefined;
-  readonly #seenOnce = new Set<string>();
+  /** Entities seen once, by variant and MD5 (a long one by the MD5 of both), in a byte budget. */
+  readonly #seenOnce = new LRUCache<string, true>({
+    maxSize: sightingsBytesMax,
+    sizeCalculation: (_seen, key) => key.length * (/[^\0-\xff]/.test(key) ? 2 : 1) + sightingOverhead,
+  });
 
   /** @param maxSize - the byte budget; 0 turns the memo off */
   constructor(maxSize: number) {
@@ -104,6 +113,11 @@ export class RepresentationMemo {
   /** Bytes currently charged against the budget. */
   get size(): number {
     return this.#lru?.calculatedSize ?? 0;
+  }
+
+  /** Bytes the seen-once table is charged (at most {@link sightingsBytesMax}), apart from {@link size}. */
+  get sightingsBytes(): number {
+    return this.#seenOnce.calculatedSize;
   }
 
   /** The byte budget (0 when off). */
@@ -154,10 +168,10 @@ export class RepresentationMemo {
    */
   learn(raw: Buffer | string, variant: string, entity: Buffer, md5: string, copy?: Buffer): boolean {
     if (!this.#lru) return false;
-    const sighting = `${variant}\0${md5}`;
+    let sighting = `${variant}\0${md5}`;
+    if (sighting.length > sightingLongest) sighting = `\0${createHash('md5').update(sighting).digest('hex')}`;
     if (!this.#seenOnce.delete(sighting)) {
-      if (this.#seenOnce.size >= sightingsMax) this.#seenOnce.clear();
-      this.#seenOnce.add(sighting);
+      this.#seenOnce.set(sighting, true);
       return false;
     }
     // Larger than the whole budget: the LRU would not keep it, so no copy is made for nothing.

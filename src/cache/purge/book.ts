@@ -12,8 +12,17 @@
  * it had read and empties its near cache. Entries are judged against the
  * records read since, each fetched once. A store of this process alone
  * (the in-memory store, an LRUCache, a Map) keeps them in the book only.
+ *
+ * The book is bounded in bytes, whatever the URLs: a record id is the MD5
+ * of what it names (the same digest names its key in the store), so a 12 KB
+ * URL costs what a short one does, and each table is an LRU with a byte
+ * budget ({@link readBytesMax}, {@link ownBytesMax}). A record read from the
+ * store that is evicted is read again when needed. A purge of this process
+ * that is evicted becomes a purge of everything up to its time: more misses,
+ * never a purged page served.
  */
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { EntryOrigin } from '../entry.ts';
 import type { CacheStore } from '../stores/store.ts';
 
@@ -21,30 +30,46 @@ import type { CacheStore } from '../stores/store.ts';
 export const generationKey = 'buffer:purge:generation';
 /** The key holding the time of the last purge of everything. */
 const allKey = 'buffer:purge:all';
-/** Records read from the store at most, before they are forgotten and read again. */
-const maxRecords = 100_000;
+/** Bytes of records read from the store at most (the least recently used are forgotten, and read again when needed). */
+export const readBytesMax = 1024 * 1024;
+/** Bytes of this process's own purges at most (the oldest become a purge of everything up to their time). */
+export const ownBytesMax = 1024 * 1024;
+/** Bytes charged per record beyond its id: the LRU's node, its slots and the number. */
+export const recordOverhead = 64;
+
+/** What one record costs against a budget: its id's bytes (one-byte strings: hex digests) and the overhead. */
+const recordSize = (_value: unknown, id: string): number => id.length + recordOverhead;
+
+/** A purge this process made: when, and its place in this process's purge count. */
+interface OwnPurge {
+  readonly at: number;
+  readonly sequence: number;
+}
 
 /** The application, as the cache key names it: two apps sharing a store purge their own URLs. */
 const app = process.argv[1] ?? '';
 
+/** An id: the MD5 hex of what it names, so every id is 32 bytes whatever the URL. */
+const digest = (named: string): string => createHash('md5').update(named, 'utf8').digest('hex');
+
 /** The id of a URL's records on one host. */
 export function urlId(host: string, path: string): string {
-  return `u\n${app}\n${host}\n${path}`;
+  return digest(`u\n${app}\n${host}\n${path}`);
 }
 
 /** The id of a URL's records on every host. */
 export function pathId(path: string): string {
-  return `p\n${app}\n${path}`;
+  return digest(`p\n${app}\n${path}`);
 }
 
 /** The id of a tag's records (tags span the store: every app sharing it). */
 export function tagId(tag: string): string {
-  return `t\n${tag}`;
+  return digest(`t\n${tag}`);
 }
 
 /** The store key of the record `id`: bounded in length whatever the URL. */
 function recordKey(id: string): string {
-  return `buffer:purge:${createHash('md5').update(id, 'utf8').digest('hex')}`;
+  return `buffer:purge:${id}`;
 }
 
 /** A stored record or generation as text; undefined when absent or not text. */
@@ -73,14 +98,24 @@ export class PurgeBook {
   readonly #bound: (call: () => unknown) => Promise<unknown>;
   /** The latest purge of everything known, ms. */
   #all = 0;
-  /** Purges made in this process, by id: kept when the records read from the store are forgotten. */
-  readonly #own = new Map<string, number>();
-  /** The same, as this process's purge count after each. */
-  readonly #ownSequence = new Map<string, number>();
+  /**
+   * Purges made in this process, by id: kept when the records read from the
+   * store are forgotten. One evicted from the budget raises the purge of
+   * everything to its time (and count), so what it purged stays purged.
+   */
+  readonly #own = new LRUCache<string, OwnPurge>({
+    maxSize: ownBytesMax,
+    sizeCalculation: recordSize,
+    disposeAfter: (purge, _id, reason) => {
+      if (reason !== 'evict') return;
+      this.#all = Math.max(this.#all, purge.at);
+      this.#allSequence = Math.max(this.#allSequence, purge.sequence);
+    },
+  });
   #allSequence = 0;
   #sequence = 0;
   /** Records read from the store, by id; 0 for none. */
-  readonly #read = new Map<string, number>();
+  readonly #read = new LRUCache<string, number>({ maxSize: readBytesMax, sizeCalculation: recordSize });
   /** The ids of an entry's origin, made once per decoded entry. */
   readonly #ids = new WeakMap<EntryOrigin, readonly string[]>();
   /** The generation last seen; null before the first read. */
@@ -116,6 +151,11 @@ export class PurgeBook {
     this.#first = this.sync().finally(() => (this.#first = undefined));
     this.#timer = setInterval(() => void this.sync(), syncMs);
     this.#timer.unref();
+  }
+
+  /** Bytes the book's tables are charged (ids plus {@link recordOverhead} each): at most {@link readBytesMax} + {@link ownBytesMax}. */
+  get bytes(): number {
+    return this.#own.calculatedSize + this.#read.calculatedSize;
   }
 
   /** Stops reading the generation. */
@@ -186,7 +226,7 @@ export class PurgeBook {
   purgedNow(origin: EntryOrigin | undefined, created: number, sequence: number): boolean {
     if (this.#allSequence > sequence) return true;
     if (origin !== undefined)
-      for (const id of this.#idsOf(origin)) if ((this.#ownSequence.get(id) ?? 0) > sequence) return true;
+      for (const id of this.#idsOf(origin)) if ((this.#own.get(id)?.sequence ?? 0) > sequence) return true;
     return this.#judge(origin, created, false) === true;
   }
 
@@ -203,7 +243,7 @@ export class PurgeBook {
     let unknown: string[] | undefined;
     for (const id of ids) {
       const own = this.#own.get(id);
-      if (own !== undefined && since < own) return true;
+      if (own !== undefined && since < own.at) return true;
       if (!this.#shared) continue;
       const recorded = this.#read.get(id);
       if (recorded === undefined) (unknown ??= []).push(id);
@@ -236,7 +276,6 @@ export class PurgeBook {
       return false;
     }
     if (epoch !== this.#epoch) return false;
-    if (this.#read.size > maxRecords) this.#read.clear();
     ids.forEach((id, i) => this.#read.set(id, times[i]!));
     return true;
   }
@@ -269,11 +308,7 @@ export class PurgeBook {
     if (ids === 'all') {
       this.#all = Math.max(this.#all, at);
       this.#allSequence = sequence;
-    } else
-      for (const id of ids) {
-        this.#own.set(id, Math.max(this.#own.get(id) ?? 0, at));
-        this.#ownSequence.set(id, sequence);
-      }
+    } else for (const id of ids) this.#own.set(id, { at: Math.max(this.#own.get(id)?.at ?? 0, at), sequence });
     this.active = true;
     this.#onPurge();
     if (!this.#shared) {

@@ -25,6 +25,7 @@
  * rule in the store, deleting the oldest beyond.
  */
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { errorText } from '../../describe.ts';
 import { boundedAnswer } from '../../cache/bounded.ts';
 import { asBytes } from '../../cache/entry.ts';
@@ -56,28 +57,46 @@ export interface KeeperDeps {
   readonly log: DecisionLog;
 }
 
-/** The versions one rule offers, newest first, and the last entity hashed (to skip hashing a repeated one). */
+/**
+ * The versions one rule offers for one path, newest first, and the last
+ * entity hashed (to skip hashing a repeated one): held weakly, as the memo
+ * holds it, so a page the memo dropped is not pinned here.
+ */
 interface Versions {
   hashes: string[];
-  lastEntity: Buffer | undefined;
+  lastEntity: WeakRef<Buffer> | undefined;
   lastHash: string;
+  /** What the slot is charged: its key, `keep` hashes and {@link versionsOverhead}. */
+  readonly bytes: number;
 }
 
 export const sha256Hex = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 
-/** Paths whose versions are tracked at once. */
-const pathsMax = 4096;
+/** Bytes of the version table at most (the least recently offered paths are forgotten, their bytes left to the memo's LRU). */
+export const versionsBytesMax = 1024 * 1024;
+/** Bytes charged per path beyond its key and hashes: the LRU's node, the record, its array and weak reference. */
+export const versionsOverhead = 160;
+/** A slot key longer than this (a long path) is kept as its MD5. */
+const slotLongest = 96;
 
 /** The dictionaries of one `buffer()` middleware. */
 export class DictionaryKeeper {
   readonly #deps: KeeperDeps;
-  /** By rule index and path; at most {@link pathsMax} (then the oldest path's list is dropped, its bytes left to the LRU). */
-  readonly #versions = new Map<string, Versions>();
+  /** By rule index and path (a long one by their MD5), in {@link versionsBytesMax}. */
+  readonly #versions = new LRUCache<string, Versions>({
+    maxSize: versionsBytesMax,
+    sizeCalculation: (versions) => versions.bytes,
+  });
   /** The hashes this process wrote to the store, per rule tag, oldest first: at most {@link sharedPerRule} each. */
   readonly #shared = new Map<string, string[]>();
 
   constructor(deps: KeeperDeps) {
     this.#deps = deps;
+  }
+
+  /** Bytes the version table is charged now (at most {@link versionsBytesMax}). */
+  get versionsBytes(): number {
+    return this.#versions.calculatedSize;
   }
 
   /**
@@ -87,19 +106,26 @@ export class DictionaryKeeper {
    * @returns its SHA-256 hex
    */
   offer(rule: DictionaryRule, path: string, entity: Buffer, sharedTtlMs: number): string {
-    const slot = `${rule.index}\0${path}`;
+    let slot = `${rule.index}\0${path}`;
+    if (slot.length > slotLongest) slot = `\0${createHash('md5').update(slot).digest('hex')}`;
     let versions = this.#versions.get(slot);
     if (versions === undefined) {
-      if (this.#versions.size >= pathsMax) this.#versions.delete(this.#versions.keys().next().value!);
-      versions = { hashes: [], lastEntity: undefined, lastHash: '' };
+      // Two bytes a character for a key that is not Latin-1; a SHA-256 hex is 64 bytes.
+      const keyBytes = slot.length * (/[^\0-\xff]/.test(slot) ? 2 : 1);
+      versions = {
+        hashes: [],
+        lastEntity: undefined,
+        lastHash: '',
+        bytes: keyBytes + rule.keep * 64 + versionsOverhead,
+      };
       this.#versions.set(slot, versions);
     }
     const memo = this.#deps.memo;
     // The memo hands back the very same Buffer for a repeated body: no hashing then.
-    if (versions.lastEntity === entity && memo.dictionary(memoKey(rule.tag, versions.lastHash)) !== undefined)
+    if (versions.lastEntity?.deref() === entity && memo.dictionary(memoKey(rule.tag, versions.lastHash)) !== undefined)
       return versions.lastHash;
     const hash = sha256Hex(entity);
-    versions.lastEntity = entity;
+    versions.lastEntity = new WeakRef(entity);
     versions.lastHash = hash;
     const at = versions.hashes.indexOf(hash);
     if (at === 0 && memo.dictionary(memoKey(rule.tag, hash)) !== undefined) return hash;
