@@ -228,7 +228,8 @@ void FreeBytes(napi_env, void* data, void* hint) {
 // An uninitialised Buffer of `size` bytes in malloc'd memory freed as FreeBytes does.
 napi_value ExternalBytes(napi_env env, std::uint8_t* data, std::size_t size) {
   napi_value out;
-  const napi_status status = napi_create_external_buffer(env, size, data, FreeBytes, reinterpret_cast<void*>(size), &out);
+  const napi_status status =
+      napi_create_external_buffer(env, size, data, FreeBytes, reinterpret_cast<void*>(size), &out);
   if (status != napi_ok) {
     std::free(data);
     throw Napi::Error::New(env);
@@ -314,7 +315,6 @@ class SquashWorker : public Napi::AsyncWorker {
   }
 
  private:
-
   Napi::Promise::Deferred deferred_;
   Napi::ObjectReference input_;
   const std::uint8_t* data_;
