@@ -339,6 +339,11 @@ const hasMethods = (v: unknown, ...names: string[]): boolean =>
   (typeof v === 'object' || typeof v === 'function') &&
   names.every((n) => typeof (v as Record<string, unknown>)[n] === 'function');
 const isNonNegativeInteger = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+// Node keeps a timer of at most 2^31 - 1 ms; a longer one fires after 1 ms,
+// so a timeout beyond it would end every wait at once.
+const maxTimerSeconds = 2_147_483;
+const isTimerSeconds = (v: unknown): boolean =>
+  typeof v === 'number' && Number.isFinite(v) && v > 0 && v <= maxTimerSeconds;
 const isPositiveDuration = (v: unknown): boolean => {
   const seconds = parseDuration(v);
   return seconds !== undefined && seconds > 0;
@@ -405,20 +410,14 @@ const rules: Record<keyof BufferOptions, Rule> = {
   cacheKey: { key: 'option_cache_key', ok: (v) => isNil(v) || typeof v === 'string' || typeof v === 'function' },
   cacheLock: { key: 'option_cache_lock', ok: (v) => isNil(v) || hasMethods(v, 'acquire', 'release') },
   cacheLockDir: { key: 'option_cache_lock_dir', ok: (v) => isNil(v) || (typeof v === 'string' && v !== '') },
-  cacheLockTimeout: {
-    key: 'option_cache_lock_timeout',
-    ok: (v) => isNil(v) || (typeof v === 'number' && Number.isFinite(v) && v > 0),
-  },
+  cacheLockTimeout: { key: 'option_cache_lock_timeout', ok: (v) => isNil(v) || isTimerSeconds(v) },
   cacheMaxSize: { key: 'option_cache_max_size', ok: (v) => isNil(v) || (isNonNegativeInteger(v) && v > 0) },
   cacheRequestNoCache: {
     key: 'option_cache_request_no_cache',
     ok: (v) => isNil(v) || v === 'ignore' || v === 'refresh' || v === 'bypass',
   },
   cacheSingleFlight: flag,
-  cacheStoreTimeout: {
-    key: 'option_cache_store_timeout',
-    ok: (v) => isNil(v) || (typeof v === 'number' && Number.isFinite(v) && v > 0),
-  },
+  cacheStoreTimeout: { key: 'option_cache_store_timeout', ok: (v) => isNil(v) || isTimerSeconds(v) },
   cacheTags: { key: 'option_cache_tags', ok: (v) => isNil(v) || isTagList(v) },
   cacheTagHeader: {
     key: 'option_cache_tag_header',

@@ -68,6 +68,8 @@ const rows: Array<[string, unknown, string]> = [
     'templateMtimeCacheDuration must be a duration',
   ],
   ['option_cache_lock_timeout', { cacheLockTimeout: 0 }, 'cacheLockTimeout must be a positive number of seconds'],
+  ['option_cache_lock_timeout', { cacheLockTimeout: 3_000_000 }, 'at most 2147483 (24.8 days)'],
+  ['option_cache_store_timeout', { cacheStoreTimeout: 2_147_484 }, 'at most 2147483 (24.8 days)'],
   ['option_cache_lock_timeout', { cacheLockTimeout: -1 }, 'cacheLockTimeout must be a positive number of seconds'],
   ['option_cache_lock_timeout', { cacheLockTimeout: '10' }, 'cacheLockTimeout must be a positive number of seconds'],
   ['option_cache_lock', { cacheLock: { acquire() {} } }, 'cacheLock must be an object with acquire() and release()'],
