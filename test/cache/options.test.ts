@@ -20,12 +20,15 @@ function tempDir(t: ExecutionContext): string {
 }
 
 test('cacheStoreTimeout must be a positive number of seconds; undefined means the default', (t) => {
-  for (const value of [0, -1, '1', Number.NaN, Number.POSITIVE_INFINITY, {}]) {
+  for (const value of [0, -1, '1', Number.NaN, Number.POSITIVE_INFINITY, {}, 2_147_484]) {
     const error = problem({ cacheStoreTimeout: value });
     t.is(error?.key, 'option_cache_store_timeout', `${String(value)} is refused`);
-    t.is(error?.message, 'koa-buffer: cacheStoreTimeout must be a positive number of seconds');
+    t.is(
+      error?.message,
+      'koa-buffer: cacheStoreTimeout must be a positive number of seconds, at most 2147483 (24.8 days)',
+    );
   }
-  for (const value of [0.05, 1, 30, undefined, null])
+  for (const value of [0.05, 1, 30, 2_147_483, undefined, null])
     t.is(problem({ cacheStoreTimeout: value }), undefined, `${String(value)} is accepted`);
 });
 
