@@ -6,6 +6,7 @@
 import test from 'ava';
 import { htmlPage } from '../../bench/fixtures/pages.ts';
 import { decodeEntry, encodeEntry, encodeEntryInSlices, type CacheEntry } from '../../src/cache/entry.ts';
+import { loopTurns } from '../helpers/loop-turns.ts';
 
 const MiB = 1024 * 1024;
 const entry = (body: Buffer): CacheEntry => ({
@@ -41,15 +42,9 @@ test('the same checks as encodeEntry', async (t) => {
 
 test('the event loop turns while an 8 MiB body is framed', async (t) => {
   const made = entry(Buffer.from(htmlPage(8 * MiB, 2)));
-  let count = 0;
-  let running = true;
-  const spin = (): void => {
-    count++;
-    if (running) setImmediate(spin);
-  };
-  setImmediate(spin);
+  const turns = loopTurns();
   const value = await encodeEntryInSlices(made);
-  running = false;
-  t.true(count > 0);
+  turns.stop();
+  t.true(turns.count() > 0);
   t.true(value.equals(encodeEntry(made)));
 });

@@ -8,6 +8,7 @@
 import test from 'ava';
 import { htmlPage } from '../../bench/fixtures/pages.ts';
 import { inlineBlocks, type InlineBlock } from '../../src/response/optimise.ts';
+import { loopTurns } from '../helpers/loop-turns.ts';
 
 async function all(html: Buffer, window?: number): Promise<InlineBlock[]> {
   const found: InlineBlock[] = [];
@@ -57,16 +58,10 @@ test('a window at a time finds the very blocks the one-call search finds', async
 
 test('the event loop turns while a 10 MiB page is searched', async (t) => {
   const html = Buffer.from(htmlPage(10 * 1024 * 1024, 3) + '<script>var a = 1;</script>');
-  let count = 0;
-  let running = true;
-  const spin = (): void => {
-    count++;
-    if (running) setImmediate(spin);
-  };
-  setImmediate(spin);
+  const turns = loopTurns();
   const found = await all(html);
-  running = false;
-  t.true(count > 0);
+  turns.stop();
+  t.true(turns.count() > 0);
   t.is(found.length, 1);
   t.is(html.toString('latin1', found[0]!.start, found[0]!.end), 'var a = 1;');
 });

@@ -13,6 +13,7 @@ import { buffer } from '../../src/middleware.ts';
 import { dczEncode, dczEncodeOffLoop, dczThreadMin } from '../../src/response/dictionaries/dcz.ts';
 import { availableHeader, decodeDcz } from '../helpers/dcz.ts';
 import { serve } from '../helpers/serve.ts';
+import { loopTurns } from '../helpers/loop-turns.ts';
 
 const MiB = 1024 * 1024;
 const sha = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
@@ -27,23 +28,12 @@ function versions(size: number, seed: number): { dictionary: Buffer; body: Buffe
   };
 }
 
-function turns(): { count: () => number; stop: () => void } {
-  let count = 0;
-  let running = true;
-  const spin = (): void => {
-    count++;
-    if (running) setImmediate(spin);
-  };
-  setImmediate(spin);
-  return { count: () => count, stop: () => (running = false) };
-}
-
 test.serial('above the threshold dcz is made off the loop, byte for byte as dczEncode makes it', async (t) => {
   const { dictionary, body } = versions(4 * MiB, 5);
   t.true(body.length + dictionary.length > dczThreadMin);
   const hash = sha(dictionary);
   for (const level of [1, 3, 9]) {
-    const loop = turns();
+    const loop = loopTurns();
     const made = await dczEncodeOffLoop(body, dictionary, hash, level);
     const seen = loop.count();
     loop.stop();
@@ -64,7 +54,7 @@ test.serial('above the threshold dcz is made off the loop, byte for byte as dczE
 test.serial('below the threshold dcz is made in the same turn', async (t) => {
   const { dictionary, body } = versions(64 * 1024, 6);
   const hash = sha(dictionary);
-  const loop = turns();
+  const loop = loopTurns();
   const made = await dczEncodeOffLoop(body, dictionary, hash, 3);
   t.is(loop.count(), 0);
   loop.stop();

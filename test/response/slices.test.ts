@@ -12,20 +12,10 @@ import { serve } from '../helpers/serve.ts';
 import { buffer } from '../../src/index.ts';
 import { squashHtml } from '../../src/native/exports.ts';
 import { concatInSlices, copyInSlices, largeBody, sameInSlices, utf8InSlices } from '../../src/response/slices.ts';
+import { loopTurns } from '../helpers/loop-turns.ts';
 
 const MiB = 1024 * 1024;
 const unitSlice = 256 * 1024;
-
-function turns(): { count: () => number; stop: () => void } {
-  let count = 0;
-  let running = true;
-  const spin = (): void => {
-    count++;
-    if (running) setImmediate(spin);
-  };
-  setImmediate(spin);
-  return { count: () => count, stop: () => (running = false) };
-}
 
 test('utf8InSlices gives Buffer.from’s bytes, surrogate pairs and lone surrogates across slice ends too', async (t) => {
   const filler = 'a'.repeat(unitSlice - 1);
@@ -80,7 +70,7 @@ test.serial('the event loop turns while 100 MiB are converted, copied and compar
     ['compare bytes', () => sameInSlices(bytes, Buffer.from(bytes))],
     ['compare strings', () => sameInSlices(text, (text + ' ').slice(0, -1))],
   ] as const) {
-    const loop = turns();
+    const loop = loopTurns();
     await work();
     const seen = loop.count();
     loop.stop();

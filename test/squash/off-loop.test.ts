@@ -26,6 +26,7 @@ import type { SquashOptions } from '../../src/native/types.ts';
 import { optimiseHtml, type OptimiseSettings } from '../../src/response/optimise.ts';
 import { defaultLogger as logger } from '../../src/logger.ts';
 import { builtinMessages as messages } from '../../src/messages.ts';
+import { loopTurns } from '../helpers/loop-turns.ts';
 
 const dir = fileURLToPath(new URL('../fixtures/squash/', import.meta.url));
 const cases = JSON.parse(readFileSync(`${dir}cases.json`, 'utf8')) as Record<string, SquashOptions>;
@@ -39,18 +40,6 @@ const MiB = 1024 * 1024;
 
 type SquashAsync = (input: NodeJS.ArrayBufferView, options?: SquashOptions) => Promise<Buffer>;
 const nativeAsync = (addon as unknown as { squashHtmlAsync?: SquashAsync } | undefined)?.squashHtmlAsync;
-
-/** Counts turns of the event loop until stopped: a call that holds the loop throughout sees none. */
-function turns(): { count: () => number; stop: () => void } {
-  let count = 0;
-  let running = true;
-  const spin = (): void => {
-    count++;
-    if (running) setImmediate(spin);
-  };
-  setImmediate(spin);
-  return { count: () => count, stop: () => (running = false) };
-}
 
 test('native: squashHtmlAsync gives squashHtml’s bytes for every corpus page, level and link option', async (t) => {
   if (!native || !nativeAsync) return t.pass('no native addon here');
@@ -119,7 +108,7 @@ for (const [name, squash] of [
   ['the twin’s slices', (input: NodeJS.ArrayBufferView) => squashHtmlSliced(input)],
 ] as const) {
   test.serial(`${name}: the event loop keeps turning while a 100 MiB page is squashed`, async (t) => {
-    const loop = turns();
+    const loop = loopTurns();
     const out = await squash(page100);
     const seen = loop.count();
     loop.stop();
@@ -141,7 +130,7 @@ const settings: OptimiseSettings = {
 
 test.serial('optimiseHtml squashes a large page off the loop, a small one in the same turn, same bytes', async (t) => {
   t.is(squashOffLoopKind, native ? 'threadpool' : 'sliced');
-  const loop = turns();
+  const loop = loopTurns();
   const out = await optimiseHtml(page100, settings);
   const seen = loop.count();
   loop.stop();
@@ -149,7 +138,7 @@ test.serial('optimiseHtml squashes a large page off the loop, a small one in the
   t.true(out.equals(impls[0]![1].squashHtml(page100)));
 
   const small = Buffer.from(htmlPage(squashOffLoopMin - 1024, 4));
-  const quiet = turns();
+  const quiet = loopTurns();
   const smallOut = await optimiseHtml(small, settings);
   t.is(quiet.count(), 0, 'a small page is squashed in one call');
   quiet.stop();
