@@ -5,7 +5,7 @@
  * wait): the miss builds after the short bound with one log line, and a
  * hanging release neither blocks the next request nor keeps a timer alive.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { buffer } from '../../src/middleware.ts';
 import type { CacheLock } from '../../src/options.ts';
 import { htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
@@ -31,8 +31,8 @@ function hangingLock(hang: 'acquire' | 'release'): CacheLock & { calls: { acquir
   } as CacheLock & { calls: { acquire: number; release: number } };
 }
 
-test('a hanging acquire costs each miss cacheStoreTimeout, not cacheLockTimeout: the page is built, with one log line naming the bound', async (t) => {
-  const lock = hangingLock('acquire');
+/** A cached page behind `lock`, stores bounded at storeMs; `runs()` counts its builds. */
+async function site(t: ExecutionContext, lock: CacheLock) {
   const log = recordingLogger();
   let runs = 0;
   const server = await serve(t, [
@@ -51,12 +51,18 @@ test('a hanging acquire costs each miss cacheStoreTimeout, not cacheLockTimeout:
       ctx.body = page;
     },
   ]);
+  return { server, log, runs: () => runs };
+}
+
+test('a hanging acquire costs each miss cacheStoreTimeout, not cacheLockTimeout: the page is built, with one log line naming the bound', async (t) => {
+  const lock = hangingLock('acquire');
+  const { server, log, runs } = await site(t, lock);
   const responses = await Promise.all(Array.from({ length: 5 }, () => server.request('/report')));
   for (const response of responses) {
     t.is(response.status, 200);
     t.is(response.body.toString(), page);
   }
-  t.is(runs, 1, 'the concurrent misses of the process still build once');
+  t.is(runs(), 1, 'the concurrent misses of the process still build once');
   t.is(lock.calls.acquire, 1, 'one acquire for the flight');
   const failures = log.lines.filter((l) => l.level === 'error');
   t.is(failures.length, 1, failures.map((l) => l.message).join(' | '));
@@ -69,27 +75,10 @@ test('a hanging acquire costs each miss cacheStoreTimeout, not cacheLockTimeout:
 
 test('a hanging release never blocks the next miss of the key, and is bounded with a log line', async (t) => {
   const lock = hangingLock('release');
-  const log = recordingLogger();
-  let runs = 0;
-  const server = await serve(t, [
-    buffer({
-      cache: true,
-      cacheLock: lock,
-      cacheStoreTimeout: storeMs / 1000,
-      cacheLockTimeout: lockTimeout,
-      varyBy: [],
-      logger: log,
-    }),
-    async (ctx) => {
-      if (await ctx.bufferIsCached()) return;
-      runs++;
-      ctx.type = 'html';
-      ctx.body = page;
-    },
-  ]);
+  const { server, log, runs } = await site(t, lock);
   // One after another, three keys: each miss takes the lock and its release hangs.
   for (let i = 0; i < 3; i++) t.is((await server.request(`/report/${i}`)).status, 200);
-  t.is(runs, 3);
+  t.is(runs(), 3);
   t.is(lock.calls.release, 3, 'each miss released its lock without waiting for the one before');
   await new Promise((resolve) => setTimeout(resolve, storeMs * 3));
   const failures = log.lines.filter((l) => l.level === 'error').map((l) => l.message);
