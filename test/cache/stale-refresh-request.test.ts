@@ -7,7 +7,6 @@
  * page prints everything Koa tells the action about the request, so a
  * refresh built for another scheme, host or client stores other bytes.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import http2 from 'node:http2';
@@ -20,43 +19,15 @@ import test, { type ExecutionContext } from 'ava';
 import Koa from 'koa';
 import { decodeEntry } from '../../src/cache/entry.ts';
 import { buffer } from '../../src/middleware.ts';
+import { loopbackCertificate } from '../helpers/certificate.ts';
 import { logOnFailure } from '../helpers/log-on-failure.ts';
 import { recordingLogger } from '../helpers/serve.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'koa-buffer-refresh-'));
 test.after.always(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-/** A certificate for 127.0.0.1 made with openssl, or undefined when openssl is missing. */
-const pair = ((): { key: Buffer; cert: Buffer } | undefined => {
-  const keyFile = path.join(dir, 'key.pem');
-  const certFile = path.join(dir, 'cert.pem');
-  try {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        keyFile,
-        '-out',
-        certFile,
-      ],
-      { stdio: 'ignore' },
-    );
-  } catch {
-    return undefined;
-  }
-  return { key: fs.readFileSync(keyFile), cert: fs.readFileSync(certFile) };
-})();
+/** A certificate for 127.0.0.1, or undefined when openssl is missing. */
+const pair = loopbackCertificate(dir);
 
 interface Answer {
   status: number;

@@ -5,7 +5,6 @@
  * test): fresh responses, cache hits, 304s and streamed files, each read
  * with Node's own http2 client.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
@@ -16,44 +15,13 @@ import test, { type ExecutionContext } from 'ava';
 import Koa from 'koa';
 import serveStatic from 'koa-static';
 import { buffer } from '../../src/middleware.ts';
+import { loopbackCertificate } from '../helpers/certificate.ts';
 import { htmlPage } from '../helpers/serve.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'koa-buffer-h2-'));
 const page = htmlPage(32 * 1024, 4);
 fs.writeFileSync(path.join(dir, 'style.css'), 'main { display: grid }\n'.repeat(3000));
 test.after.always(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-/** A certificate for 127.0.0.1 made with openssl, or undefined when openssl is missing. */
-function certificate(): { key: Buffer; cert: Buffer } | undefined {
-  const keyFile = path.join(dir, 'key.pem');
-  const certFile = path.join(dir, 'cert.pem');
-  try {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        keyFile,
-        '-out',
-        certFile,
-      ],
-      { stdio: 'ignore' },
-    );
-  } catch {
-    return undefined;
-  }
-  return { key: fs.readFileSync(keyFile), cert: fs.readFileSync(certFile) };
-}
 
 type Listener = (request: http2.Http2ServerRequest, response: http2.Http2ServerResponse) => void;
 
@@ -143,7 +111,7 @@ test('h2c: fresh, cached, 304 and streamed responses', async (t) => {
 });
 
 test('h2 over TLS: fresh, cached, 304 and streamed responses', async (t) => {
-  const pair = certificate();
+  const pair = loopbackCertificate(dir);
   if (!pair) {
     t.log('skipped: openssl is not installed (apt-get install openssl) to make a test certificate');
     t.pass();
