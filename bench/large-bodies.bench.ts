@@ -39,7 +39,7 @@ import { compare, isMain, median, quick, sample, type Row } from './harness.ts';
 import { htmlPage } from './fixtures/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
 import { report } from './harness.ts';
-import { hasSchedstat, LoopBlocks } from './loop-blocks.ts';
+import { hasSchedstat, loopWatchCommands } from './loop-blocks.ts';
 import { serveToDriver, startServerProcess, type ServerProcess } from './server-process.ts';
 
 const self = fileURLToPath(import.meta.url);
@@ -91,17 +91,7 @@ async function serve(mode: string): Promise<void> {
     else if (ctx.path === '/big-string') ctx.body = b.string100;
     else ctx.status = 404;
   });
-  const watch = new LoopBlocks();
-  serveToDriver(app.callback() as http.RequestListener, {
-    'watch-start': () => {
-      watch.start();
-      return { ok: 1 };
-    },
-    'watch-stop': () => {
-      const seen = watch.stop();
-      return { max: seen.max, busy: hasSchedstat ? seen.busy : Number.NaN };
-    },
-  });
+  serveToDriver(app.callback() as http.RequestListener, loopWatchCommands());
 }
 
 // --- driver side ---------------------------------------------------------------

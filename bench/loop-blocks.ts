@@ -72,3 +72,22 @@ export class LoopBlocks {
     if (this.#running) setTimeout(this.#tick, 1);
   };
 }
+
+/**
+ * The server-process commands a bench driver sends around a load run:
+ * `watch-start` begins a window, `watch-stop` ends it and answers the
+ * longest block and the busy share (NaN without schedstat).
+ */
+export function loopWatchCommands(): Record<string, () => Record<string, number>> {
+  const watch = new LoopBlocks();
+  return {
+    'watch-start': () => {
+      watch.start();
+      return { ok: 1 };
+    },
+    'watch-stop': () => {
+      const seen = watch.stop();
+      return { max: seen.max, busy: hasSchedstat ? seen.busy : Number.NaN };
+    },
+  };
+}

@@ -29,7 +29,7 @@ import { compare, isMain, percentile, quick, sample, type Row } from './harness.
 import { htmlPage } from './fixtures/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
 import { reportHttp } from './load.ts';
-import { hasSchedstat, LoopBlocks } from './loop-blocks.ts';
+import { loopWatchCommands } from './loop-blocks.ts';
 import { serveToDriver, startServerProcess, type ServerProcess } from './server-process.ts';
 
 const self = fileURLToPath(import.meta.url);
@@ -57,17 +57,7 @@ async function serve(): Promise<void> {
     ctx.body = bigs[Number(ctx.query.n ?? 0)];
   });
 
-  const watch = new LoopBlocks();
-  serveToDriver(app.callback() as http.RequestListener, {
-    'watch-start': () => {
-      watch.start();
-      return { ok: 1 };
-    },
-    'watch-stop': () => {
-      const seen = watch.stop();
-      return { max: seen.max, busy: hasSchedstat ? seen.busy : Number.NaN };
-    },
-  });
+  serveToDriver(app.callback() as http.RequestListener, loopWatchCommands());
 }
 
 // --- driver side ---------------------------------------------------------------
