@@ -40,7 +40,7 @@ import { Buffer } from 'node:buffer';
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { describeValue } from '../describe.ts';
 import { largeBuffer } from '../native/squash-off-loop.ts';
-import { nextTurn } from '../response/slices.ts';
+import { copyIntoInSlices, largeBody } from '../response/slices.ts';
 
 /** A response as the cache keeps it. */
 export interface CacheEntry {
@@ -113,9 +113,6 @@ export function encodeEntry(entry: CacheEntry): Buffer {
   return out;
 }
 
-/** Bodies above this many bytes are copied into the entry a slice per turn by {@link encodeEntryInSlices}. */
-const largeEntryBody = 1024 * 1024;
-
 /**
  * {@link encodeEntry}'s bytes, with a large body copied in 1 MiB slices a
  * turn of the event loop apart (copying 8 MiB, the default `cacheMaxSize`,
@@ -124,12 +121,9 @@ const largeEntryBody = 1024 * 1024;
  * @throws as {@link encodeEntry} does, before the first turn
  */
 export async function encodeEntryInSlices(entry: CacheEntry): Promise<Buffer> {
-  if (entry?.body instanceof Uint8Array && entry.body.byteLength <= largeEntryBody) return encodeEntry(entry);
+  if (entry?.body instanceof Uint8Array && entry.body.byteLength <= largeBody) return encodeEntry(entry);
   const { out, body, at } = frame(entry, largeBuffer);
-  for (let offset = 0; offset < body.byteLength; offset += largeEntryBody) {
-    await nextTurn();
-    out.set(body.subarray(offset, offset + largeEntryBody), at + offset);
-  }
+  await copyIntoInSlices(out, at, body);
   return out;
 }
 

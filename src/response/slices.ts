@@ -54,11 +54,16 @@ export async function utf8InSlices(text: string): Promise<Buffer> {
 export async function copyInSlices(bytes: Buffer): Promise<Buffer> {
   if (bytes.length <= largeBody) return Buffer.from(bytes);
   const out = largeBuffer(bytes.length);
-  for (let offset = 0; offset < bytes.length; offset += byteSlice) {
-    if (offset > 0) await nextTurn();
-    bytes.copy(out, offset, offset, Math.min(bytes.length, offset + byteSlice));
-  }
+  await copyIntoInSlices(out, 0, bytes);
   return out;
+}
+
+/** Copies `bytes` into `target` from offset `at`, a slice a turn of the event loop apart. */
+export async function copyIntoInSlices(target: Uint8Array, at: number, bytes: Uint8Array): Promise<void> {
+  for (let offset = 0; offset < bytes.byteLength; offset += byteSlice) {
+    if (offset > 0) await nextTurn();
+    target.set(bytes.subarray(offset, offset + byteSlice), at + offset);
+  }
 }
 
 /** True when `a` and `b` hold the same bytes, or are the same string. */
