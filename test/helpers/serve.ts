@@ -125,4 +125,13 @@ export function recordingLogger(): {
   };
 }
 
+/**
+ * Resolves once `logger` has a line matching `pattern`: for work made off the
+ * request path (an upgrade), which a loaded machine can make take any time.
+ * A line that never comes fails the test at ava's timeout.
+ */
+export async function untilLogged(logger: { count(pattern: RegExp): number }, pattern: RegExp): Promise<void> {
+  while (logger.count(pattern) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
 export { htmlPage } from '../../bench/fixtures/pages.ts';

@@ -11,7 +11,15 @@ import path from 'node:path';
 import test from 'ava';
 import type { Context } from 'koa';
 import { buffer } from '../../src/middleware.ts';
-import { decode, htmlPage, rawRequest, recordingLogger, serve, type RawResponse } from '../helpers/serve.ts';
+import {
+  decode,
+  htmlPage,
+  rawRequest,
+  recordingLogger,
+  serve,
+  untilLogged,
+  type RawResponse,
+} from '../helpers/serve.ts';
 
 const page = htmlPage(20 * 1024, 5);
 /** Rendered afresh per request: a new string with the same bytes each time. */
@@ -175,8 +183,7 @@ test('an adaptive page still reaches its hot bytes while its answers are remembe
   const queued = (): boolean => logger.count(/^queued the upgrade .* to br level 11/) > 0;
   for (let i = 0; i < 50 && !queued(); i++) await server.request('/', { headers });
   t.true(queued(), 'the repeated page has its upgrade queued');
-  while (logger.count(/^recompressed .* with br level 11/) === 0)
-    await new Promise((resolve) => setTimeout(resolve, 20));
+  await untilLogged(logger, /^recompressed .* with br level 11/);
   const hot = await server.request('/', { headers });
   t.regex(hot.headers.etag ?? '', /-br11"$/, 'the page goes out hot once its upgrade is done');
   t.true(hot.body.length < first.body.length, 'the hot bytes are smaller than the first');

@@ -10,7 +10,7 @@ import test from 'ava';
 import { buffer } from '../../src/middleware.ts';
 import { md5 } from '../../src/native/exports.ts';
 import { ChangingBodies, changingAfter, probeEvery } from '../../src/response/changing.ts';
-import { decode, htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
+import { decode, htmlPage, recordingLogger, serve, untilLogged } from '../helpers/serve.ts';
 
 const chrome = { 'accept-encoding': 'gzip, deflate, br, zstd' };
 const page = htmlPage(50 * 1024, 42);
@@ -70,8 +70,7 @@ test('a body that changes on every request: cold bytes, no memo, an ETag naming 
   const upgradeQueued = (): boolean => logger.count(/^queued the upgrade .* to br level 11/) > 0;
   for (let i = 0; i < 2 * probeEvery + 1 && !upgradeQueued(); i++) await server.request('/', { headers: chrome });
   t.true(upgradeQueued(), 'the repeated page is back on the memo path and its upgrade is queued');
-  while (logger.count(/^recompressed .* with br level 11/) === 0)
-    await new Promise((resolve) => setTimeout(resolve, 20));
+  await untilLogged(logger, /^recompressed .* with br level 11/);
   const hot = await server.request('/', { headers: chrome });
   t.regex(hot.headers.etag ?? '', /^"[0-9a-f]{32}-br11"$/, 'a repeated page gets its hot bytes again');
   const entity = (await server.request('/')).body;
