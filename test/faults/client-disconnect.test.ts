@@ -41,7 +41,11 @@ function slowReader(port: number, path: string, headers: string, bytes: number):
 }
 
 test('twenty clients reading a few KiB of an 8 MiB page, stalling, then destroying their sockets: the server keeps serving meanwhile and nothing leaks', async (t) => {
-  const child = spawnChild(t, fixture('fault-server.ts'), [JSON.stringify({ cache: 'memory' })]);
+  // --expose-gc: /stats collects first, so each RSS reading is what the process still holds,
+  // not how recently its collector happened to run (without it, RSS swung 213–498 MiB between waves).
+  const child = spawnChild(t, fixture('fault-server.ts'), [JSON.stringify({ cache: 'memory' })], {
+    nodeArgs: ['--expose-gc'],
+  });
   const { port } = await child.waitForJson<{ port: number }>((m) => typeof m.port === 'number', 'the port');
   const stats = async (): Promise<Stats> => JSON.parse((await rawRequest(port, '/stats')).body.toString()) as Stats;
   /** Waits for the connections of aborted clients to be closed on the server's side too. */
