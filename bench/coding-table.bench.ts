@@ -1,5 +1,5 @@
 /**
- * The measurements behind `src/response/coding-table.ts`: for every coding
+ * The measurements behind `src/encoding/coding-table.ts`: for every coding
  * and level, the microseconds of one synchronous call and the bytes it
  * makes, on the 50 KiB template page of `http.bench.ts` after squashing
  * (what koa-buffer compresses with `optimiseContent: 1`), and the bytes the
@@ -38,7 +38,7 @@ const rendered = Buffer.from(htmlPage(50 * 1024, 42));
 const page = squashHtml(rendered, { level: 1 });
 const reps = quick ? 41 : 201;
 
-// One reusable context per level, as src/response/compress.ts keeps them: creating one costs more than a page.
+// One reusable context per level, as src/encoding/compress.ts keeps them: creating one costs more than a page.
 const zstdCompressors = new Map<number, InstanceType<ZstdModule['Compressor']>>();
 function zstdCompressor(level: number): InstanceType<ZstdModule['Compressor']> {
   let compressor = zstdCompressors.get(level);

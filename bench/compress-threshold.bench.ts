@@ -3,14 +3,14 @@
  * default level and each body size, measures the synchronous call (which
  * blocks the event loop for its whole duration) and the asynchronous path
  * (node:zlib on the threadpool; zstd in slices, yielding between them), and prints the largest size
- * whose synchronous call stays under the budget. `src/response/compress.ts`
+ * whose synchronous call stays under the budget. `src/encoding/compress.ts`
  * takes its `syncLimit` from this. Run:
  *   node --import tsx bench/compress-threshold.bench.ts [--quick]
  */
 import { median, quick, report, sample, type Row } from './harness.ts';
 import { htmlPage } from './fixtures/pages.ts';
-import { compressIn, defaultLevels, syncLimit } from '../src/response/compress.ts';
-import type { Coding } from '../src/response/negotiate.ts';
+import { compressIn, defaultLevels, syncLimit } from '../src/encoding/compress.ts';
+import type { Coding } from '../src/http/negotiate.ts';
 
 /** The longest a request may hold the event loop for one compression. */
 const budgetMs = 1;

@@ -27,7 +27,7 @@ import { alternate, compare, median, quick, sample, type Row } from './harness.t
 import { htmlPage } from './fixtures/pages.ts';
 import { load, reportHttp } from './load.ts';
 import { buffer } from '../src/index.ts';
-import { dczEncode } from '../src/response/dictionaries/dcz.ts';
+import { dczEncode } from '../src/encoding/dictionaries/dcz.ts';
 
 const br4 = (body: Buffer): Buffer =>
   zlib.brotliCompressSync(body, {

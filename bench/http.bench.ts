@@ -170,7 +170,7 @@ async function main(): Promise<void> {
       // A report: the changing-body row below is the target for bodies the memo cannot help.
       rows.push(compare(`50 KiB page, ${coding}, memo off`, nomemo, peers, true));
       // A gzip-only client gets gzip 6 cold, as from the peers (no cheaper level keeps the bytes at or below
-      // theirs: src/response/coding-table.ts), so that row is a report, not a target.
+      // theirs: src/encoding/coding-table.ts), so that row is a report, not a target.
       rows.push({
         ...compare(
           `50 KiB page, ${coding}, bytes change every request`,

@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeEntry, encodeEntry, type CacheEntry } from '../src/cache/entry.ts';
-import type { CacheStore } from '../src/cache/stores/store.ts';
+import type { CacheStore } from '../src/base/store.ts';
 import { MemoryStore } from '../src/cache/stores/memory.ts';
 import { RedisStore } from '../src/cache/stores/redis.ts';
 import { SqliteStore } from '../src/cache/stores/sqlite.ts';

@@ -3,7 +3,7 @@
  * concurrent small requests while a 4 MiB body is being recompressed at br
  * 11 off the request path, against the same bursts with no upgrade running,
  * and the event loop's longest block meanwhile (adaptive compression,
- * src/response/upgrades.ts; the targets: p99 within 2× of without, no block
+ * src/encoding/upgrades.ts; the targets: p99 within 2× of without, no block
  * over 5 ms).
  *
  * Method: the koa-buffer server runs in a child process pinned to core 0
@@ -42,7 +42,7 @@ const burstsPerWindow = 4;
 async function serve(): Promise<void> {
   const { default: Koa } = await import('koa');
   const { buffer } = await builtPackage();
-  const { upgradeMaxSize } = await import('../src/response/upgrades.ts');
+  const { upgradeMaxSize } = await import('../src/encoding/upgrades.ts');
   const app = new Koa();
   app.silent = true;
   // Bodies just under the size cap, one per rep: each is upgraded once.

@@ -7,8 +7,8 @@
  *
  * @packageDocumentation
  */
-export { BufferOptionError } from './errors.ts';
-export { Messages, defaultMessages } from './messages.ts';
+export { BufferOptionError } from './base/errors.ts';
+export { Messages, defaultMessages } from './base/messages.ts';
 export type {
   MessageKey,
   MessageOverride,
@@ -16,21 +16,21 @@ export type {
   MessageArgs,
   PluralMessage,
   GenderMessage,
-} from './messages.ts';
-export type { Logger } from './logger.ts';
+} from './base/messages.ts';
+export type { Logger } from './base/logger.ts';
 export { md5, Md5, squashHtml } from './native/exports.ts';
 export type { BinaryLike, SquashOptions, Md5Hasher } from './native/types.ts';
-export { buffer } from './middleware.ts';
-export type { BufferMiddleware } from './middleware.ts';
-export { bufferSection } from './section.ts';
-export type { BufferOptions, SectionOptions, CacheStore, CacheLock, EncodingName, Flag } from './options.ts';
-export type { DictionaryRuleOption } from './response/dictionaries/rules.ts';
-export type { LastModifiedOption, LastModifiedValue, MtimeCache } from './response/last-modified.ts';
-export type { MediaTypeList, MediaTypeOption, MediaTypePredicate } from './response/media-types.ts';
+export { buffer } from './buffer.ts';
+export type { BufferMiddleware } from './buffer.ts';
+export { bufferSection } from './config/section.ts';
+export type { BufferOptions, SectionOptions, CacheStore, CacheLock, EncodingName, Flag } from './config/options.ts';
+export type { DictionaryRuleOption } from './config/dictionaries.ts';
+export type { LastModifiedOption, LastModifiedValue, MtimeCache } from './http/last-modified.ts';
+export type { MediaTypeList, MediaTypeOption, MediaTypePredicate } from './http/media-types.ts';
 // Re-exporting from switches.ts also carries its augmentation of Koa's context (ctx.compress) into the declarations.
-export type { CompressSwitch } from './response/switches.ts';
+export type { CompressSwitch } from './pipeline/switches.ts';
 // Re-exporting from context.ts also carries its augmentation of Koa's context (ctx.bufferIsCached) into the declarations.
-export type { StoreableResponse, BufferIsCachedOptions } from './context.ts';
+export type { StoreableResponse, BufferIsCachedOptions } from './pipeline/state.ts';
 export { FileLock, RedisLock, MemoryLock, Lock } from './locks/index.ts';
 export type {
   FileLockGuard,

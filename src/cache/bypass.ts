@@ -18,7 +18,7 @@ export type BypassReason =
   | 'KEY-ERROR'
   | 'STORE-ERROR'
   | 'HOST'
-  /** A `cookie:NAME` of varyBy that readers could take differently (cache/cookie-value.ts). */
+  /** A `cookie:NAME` of varyBy that readers could take differently (http/cookies.ts). */
   | 'COOKIE'
   /** A per-response varyBy that is not a list of header names. */
   | 'VARYBY';

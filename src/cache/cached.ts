@@ -20,9 +20,9 @@
  * window was found is answered from that entry (docs/architecture.md, "Stale entries").
  */
 import type { Context } from 'koa';
-import { errorText } from '../describe.ts';
-import { perResponseRefusal, readOverrideValue, type ResolvedOptions } from '../options.ts';
-import { refusalArgs, resolveResponseOptions } from '../per-response.ts';
+import { errorText } from '../base/describe.ts';
+import { perResponseRefusal, readOverrideValue, type ResolvedOptions } from '../config/options.ts';
+import { refusalArgs, resolveResponseOptions } from '../config/per-response.ts';
 import { bypassReason, requestRefusesStored } from './bypass.ts';
 import {
   statusBypass,
@@ -50,9 +50,9 @@ import {
   type WithRequestState,
 } from './request-state.ts';
 import type { CacheRuntime } from './runtime.ts';
-import { responseTags } from './purge/tags.ts';
+import { responseTags } from '../http/tags.ts';
 import { entryOf, keysOnCookies, notStorableAsSent, notStorableReason, varyFields } from './storable.ts';
-import { beforeHeadIsSent, type SentHead } from '../response/sent-head.ts';
+import { beforeHeadIsSent, type SentHead } from '../http/sent-head.ts';
 
 /**
  * One request's view of the cache. It holds no context: the closures kept in
@@ -370,7 +370,7 @@ function build(visit: Visit, flight: Flight, forward: Forward): void {
  * without one: the response as the action left it is judged at once (a page
  * that can never be stored frees its waiters now), and if it may be stored,
  * judged again on the head as sent, after every outer middleware has run
- * (../response/sent-head.ts), and only then handed to waiters and stored.
+ * (../http/sent-head.ts), and only then handed to waiters and stored.
  */
 function storer(
   visit: Visit,

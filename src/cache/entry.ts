@@ -38,9 +38,9 @@
  */
 import { Buffer } from 'node:buffer';
 import { validateHeaderName, validateHeaderValue } from 'node:http';
-import { describeValue } from '../describe.ts';
+import { describeValue } from '../base/describe.ts';
 import { largeBuffer } from '../native/squash-off-loop.ts';
-import { copyIntoInSlices, largeBody } from '../response/slices.ts';
+import { copyIntoInSlices, largeBody } from '../native/slices.ts';
 
 /** A response as the cache keeps it. */
 export interface CacheEntry {

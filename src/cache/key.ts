@@ -21,10 +21,10 @@
 import { createRequire } from 'node:module';
 import type { Context } from 'koa';
 import { md5 } from '../native/exports.ts';
-import { appIdentity } from './app-identity.ts';
-import { ambiguousCookie, readCookie } from './cookie-value.ts';
+import { appIdentity } from '../base/app-identity.ts';
+import { ambiguousCookie, readCookie } from '../http/cookies.ts';
 
-export { ambiguousCookie } from './cookie-value.ts';
+export { ambiguousCookie } from '../http/cookies.ts';
 
 /** What the key is made of, besides the request. */
 export interface KeyOptions {

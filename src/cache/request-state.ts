@@ -12,7 +12,7 @@
  * (bench/cache.bench.ts).
  */
 import type { Context } from 'koa';
-import type { ResolvedOptions } from '../options.ts';
+import type { ResolvedOptions } from '../config/options.ts';
 import type { CacheEntry } from './entry.ts';
 import type { CacheRuntime } from './runtime.ts';
 
@@ -68,14 +68,14 @@ export interface CacheRequestState {
   failed: boolean;
   /**
    * Set on a cache hit whose pipeline answer may be given again (see
-   * cache/hit/prepared.ts): the key and the entry replayed. Plain fields, not a
+   * pipeline/replay/prepared-hits.ts): the key and the entry replayed. Plain fields, not a
    * hook closing over them: a hit allocates as little as it can.
    */
   preparedKey: string | undefined;
   preparedEntry: CacheEntry | undefined;
   /**
    * Set when the answer is the cold one while the body's hot upgrade waits
-   * (response/upgrades.ts): true while it still waits. A prepared hit made
+   * (encoding/upgrades.ts): true while it still waits. A prepared hit made
    * of this answer is given only while it does, so the first hit after the
    * upgrade gets the smaller bytes, and a server too busy to finish the
    * upgrade still answers its hits the prepared way. A function that

@@ -15,7 +15,7 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Context, Middleware } from 'koa';
-import { errorText } from '../describe.ts';
+import { errorText } from '../base/describe.ts';
 import type { CacheRuntime } from './runtime.ts';
 
 /** Marks the refresh's own request; its value is the key to rebuild. */
@@ -137,7 +137,7 @@ function replayedSocket(from: Socket | null): Socket {
 /**
  * Runs every middleware of the visitor's application on `request`, then
  * ends the response as Koa would, to no socket: the build is judged on the
- * head as sent (../response/sent-head.ts), and the response is dropped.
+ * head as sent (../http/sent-head.ts), and the response is dropped.
  */
 async function runApplication(ctx: Context, request: IncomingMessage): Promise<void> {
   const app = ctx.app;

@@ -5,23 +5,23 @@
  * connect, nor a SQLite file appear, before a request needs it), and the
  * table of flights in this process.
  */
-import { errorText } from '../describe.ts';
-import { BufferOptionError } from '../errors.ts';
+import { errorText } from '../base/describe.ts';
+import { BufferOptionError } from '../base/errors.ts';
 import { FileLock } from '../locks/file-lock.ts';
-import type { CacheLock, ResolvedOptions } from '../options.ts';
-import type { DecisionLog } from '../response/decision-log.ts';
+import type { CacheLock, ResolvedOptions } from '../config/options.ts';
+import type { DecisionLog } from '../base/decision-log.ts';
 import type { Flight, FlightContext } from './flight/flight.ts';
-import { PreparedHits } from './hit/prepared.ts';
-import type { CacheStore } from './stores/store.ts';
+import { PreparedHits } from '../pipeline/replay/prepared-hits.ts';
+import type { CacheStore } from '../base/store.ts';
 import { LruCacheStore } from './stores/lru-cache-store.ts';
 import { MemoryStore } from './stores/memory.ts';
 import { probeStore } from './stores/probe.ts';
 import { RedisStore } from './stores/redis.ts';
 import { resolveStore } from './stores/resolve.ts';
 import { SqliteStore } from './stores/sqlite.ts';
-import { bounded } from './bounded.ts';
+import { bounded } from '../base/bounded.ts';
 import { PurgeBook } from './purge/book.ts';
-import { NearStore } from './purge/near.ts';
+import { NearStore } from './stores/near.ts';
 
 /** After a store failed to open, how long requests bypass it before it is tried again, ms. */
 const reopenAfterMs = 5000;

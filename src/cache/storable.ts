@@ -6,7 +6,7 @@
  * is no larger than `cacheMaxSize`.
  */
 import type { OutgoingHttpHeaders } from 'node:http';
-import type { SentHead } from '../response/sent-head.ts';
+import type { SentHead } from '../http/sent-head.ts';
 import type { StoreableResponse } from './request-state.ts';
 import type { CacheEntry } from './entry.ts';
 import type { Lifetime } from './lifetime.ts';
@@ -73,7 +73,7 @@ export function notStorableReason(response: StoreableResponse, options: Storable
 }
 
 /**
- * Why the head as sent may not be stored (../response/sent-head.ts), though
+ * Why the head as sent may not be stored (../http/sent-head.ts), though
  * the response the action left could be: an outer middleware set a cookie,
  * said private, varied, or changed the status (a 304 VALIDATE made of a
  * 200 is the same page).

@@ -4,7 +4,7 @@
  * refused with a message that names the option.
  */
 import { parseArgs } from 'node:util';
-import { parseDuration } from '../duration.ts';
+import { parseDuration } from '../base/duration.ts';
 
 /** sysexits(3) EX_TEMPFAIL: the lock stayed busy, try again later. */
 export const defaultBusyStatus = 75;

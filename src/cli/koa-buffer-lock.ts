@@ -11,8 +11,8 @@
  * when the command cannot be run or found, 128+N when it died of signal N.
  */
 import { lstatSync, readFileSync } from 'node:fs';
-import { BufferOptionError } from '../errors.ts';
-import { builtinMessages, type MessageArgs, type MessageKey } from '../messages.ts';
+import { BufferOptionError } from '../base/errors.ts';
+import { builtinMessages, type MessageArgs, type MessageKey } from '../base/messages.ts';
 import { Lock } from '../locks/lock.ts';
 import type { LockBackend } from '../locks/protocol.ts';
 import { parse, UsageError, type Request } from './args.ts';

@@ -3,8 +3,8 @@
  * ttl. Keys and ttls come back as catalog messages (the protocol returns
  * failures), options throw (they are found once, in the constructor).
  */
-import { BufferOptionError } from '../errors.ts';
-import { Messages, builtinMessages, isMessageOverrides } from '../messages.ts';
+import { BufferOptionError } from '../base/errors.ts';
+import { Messages, builtinMessages, isMessageOverrides } from '../base/messages.ts';
 
 /** The `messages` option of a backend: a {@link Messages}, an overrides object, or nothing. */
 export type MessagesOption = Messages | Record<string, unknown> | undefined | null;

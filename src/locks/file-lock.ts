@@ -6,12 +6,12 @@
  */
 import { fstatSync, statSync, unlinkSync } from 'node:fs';
 import { constants } from 'node:os';
-import { BufferOptionError } from '../errors.ts';
-import type { Messages } from '../messages.ts';
+import { BufferOptionError } from '../base/errors.ts';
+import type { Messages } from '../base/messages.ts';
 import { flock } from '../native/core.ts';
 import { md5 } from '../native/exports.ts';
 import { LOCK_BUSY, LOCK_STAGE_FLOCK, type FlockPrimitives } from '../native/types.ts';
-import { errorText } from '../describe.ts';
+import { errorText } from '../base/describe.ts';
 import { type MessagesOption, keyProblem, messagesFrom } from './checks.ts';
 import { type DirProblem, ensureLockDir } from './lock-dir.ts';
 import type { AcquireResult, LockBackend, ReleaseResult } from './protocol.ts';

@@ -8,7 +8,7 @@
  * may add files but not remove or rename ours.
  */
 import { accessSync, constants, lstatSync, mkdirSync, type Stats } from 'node:fs';
-import type { MessageArgs, MessageKey } from '../messages.ts';
+import type { MessageArgs, MessageKey } from '../base/messages.ts';
 
 /** S_ISVTX: in a directory, only a file's owner may remove or rename it. */
 const stickyBit = 0o1000;

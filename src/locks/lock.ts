@@ -5,8 +5,8 @@
  * timer, so the event loop keeps running while a lock waits.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Messages } from '../messages.ts';
-import { errorText, valueLiteral } from '../describe.ts';
+import type { Messages } from '../base/messages.ts';
+import { errorText, valueLiteral } from '../base/describe.ts';
 import { type MessagesOption, messagesFrom } from './checks.ts';
 import type { AcquireResult, LockBackend, ReleaseResult } from './protocol.ts';
 

@@ -4,7 +4,7 @@
  * every user must share one instance; it honours a time to live so a holder
  * that forgets to release cannot block a key for ever.
  */
-import type { Messages } from '../messages.ts';
+import type { Messages } from '../base/messages.ts';
 import { type MessagesOption, isTtl, keyProblem, messagesFrom } from './checks.ts';
 import type { AcquireOptions, AcquireResult, LockBackend, ReleaseResult } from './protocol.ts';
 

@@ -16,9 +16,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { BufferOptionError } from '../errors.ts';
-import type { Messages } from '../messages.ts';
-import { errorText } from '../describe.ts';
+import { BufferOptionError } from '../base/errors.ts';
+import type { Messages } from '../base/messages.ts';
+import { errorText } from '../base/describe.ts';
 import { type MessagesOption, isTtl, keyProblem, messagesFrom } from './checks.ts';
 import type { AcquireOptions, AcquireResult, LockBackend, ReleaseResult } from './protocol.ts';
 

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import Koa from 'koa';
-import { buffer } from '../../src/middleware.ts';
-import type { CacheStore } from '../../src/options.ts';
+import { buffer } from '../../src/buffer.ts';
+import type { CacheStore } from '../../src/config/options.ts';
 import { htmlPage, serve } from '../helpers/serve.ts';
 
 test("close() checkpoints and closes a 'sqlite:' store it opened; a later request opens it again", async (t) => {

@@ -12,9 +12,9 @@ import { tryLock, unlock } from '../../src/cache/flight/lock-calls.ts';
 import { hashTagged } from '../../src/cache/hash-tag.ts';
 import { RedisStore } from '../../src/cache/stores/redis.ts';
 import { RedisLock } from '../../src/locks/redis-lock.ts';
-import { defaultLogger } from '../../src/logger.ts';
-import { Messages } from '../../src/messages.ts';
-import { DecisionLog } from '../../src/response/decision-log.ts';
+import { defaultLogger } from '../../src/base/logger.ts';
+import { Messages } from '../../src/base/messages.ts';
+import { DecisionLog } from '../../src/base/decision-log.ts';
 import {
   assertOneBuild,
   logLines,

@@ -10,7 +10,7 @@
 import test from 'ava';
 import Koa from 'koa';
 import session from 'koa-session';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { requestWithHeaderLines } from '../helpers/header-lines.ts';
 import { recordingLogger, serve } from '../helpers/serve.ts';
 

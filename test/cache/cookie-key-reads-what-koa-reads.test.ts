@@ -15,7 +15,7 @@ import fc from 'fast-check';
 import Keygrip from 'keygrip';
 import Koa, { type Context } from 'koa';
 import { cacheKeyOf, keyMaterial } from '../../src/cache/key.ts';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { md5 } from '../../src/native/exports.ts';
 import { logOnFailure } from '../helpers/log-on-failure.ts';
 import { requestWithHeaderLines } from '../helpers/header-lines.ts';

@@ -1,5 +1,5 @@
 /**
- * The reading a `cookie:NAME` key takes (src/cache/cookie-value.ts): the
+ * The reading a `cookie:NAME` key takes (src/http/cookies.ts): the
  * value Koa's `ctx.cookies.get` returns, or "ambiguous" (the request then
  * bypasses the cache) when the header names the cookie twice in any
  * spelling or another reader could find another value. Checked row by row,
@@ -8,7 +8,7 @@
 import test from 'ava';
 import Cookies from 'cookies';
 import fc from 'fast-check';
-import { ambiguousCookie, readCookie } from '../../src/cache/cookie-value.ts';
+import { ambiguousCookie, readCookie } from '../../src/http/cookies.ts';
 
 /** What the `cookies` package (Koa's ctx.cookies) reads, unsigned. */
 function koaReads(header: string | undefined, name: string): string | undefined {

@@ -10,8 +10,8 @@ import fc from 'fast-check';
 import Koa, { type Context } from 'koa';
 import { md5 } from '../../src/native/exports.ts';
 import { ambiguousCookie, cacheKeyOf, keyMaterial as materialOrAmbiguous } from '../../src/cache/key.ts';
-import { buffer } from '../../src/middleware.ts';
-import type { BufferOptions } from '../../src/options.ts';
+import { buffer } from '../../src/buffer.ts';
+import type { BufferOptions } from '../../src/config/options.ts';
 import { recordingLogger, serve, type Served } from '../helpers/serve.ts';
 
 interface RequestShape {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { RedisLock } from '../../src/locks/redis-lock.ts';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { optionProblem as problem } from '../helpers/caught.ts';
 import { asNobody, nobodyCanRead, runningAsRoot } from '../helpers/as-nobody.ts';
 import { fixture, spawnChild } from '../helpers/children.ts';

@@ -14,8 +14,8 @@ import test, { type ExecutionContext } from 'ava';
 import fc from 'fast-check';
 import type { Context } from 'koa';
 import { decodeEntry } from '../../src/cache/entry.ts';
-import { buffer } from '../../src/middleware.ts';
-import type { BufferOptions } from '../../src/options.ts';
+import { buffer } from '../../src/buffer.ts';
+import type { BufferOptions } from '../../src/config/options.ts';
 import { logOnFailure } from '../helpers/log-on-failure.ts';
 import { recordingLogger, serve, type Served } from '../helpers/serve.ts';
 

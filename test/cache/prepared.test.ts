@@ -1,5 +1,5 @@
 /**
- * Prepared hits (src/cache/hit/prepared.ts): a cache hit the pipeline answered
+ * Prepared hits (src/pipeline/replay/prepared-hits.ts): a cache hit the pipeline answered
  * before, for the very same inputs, is answered the same way without the
  * pipeline. These tests hold it to "the same way, byte for byte", and check
  * that anything that could change the pipeline's answer sends the hit
@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import Koa, { type Context, type Next } from 'koa';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { decode, htmlPage, rawRequest, recordingLogger, serve, type RawResponse } from '../helpers/serve.ts';
 
 const page = htmlPage(20 * 1024, 11);

@@ -8,8 +8,8 @@
 import { join } from 'node:path';
 import test from 'ava';
 import Koa from 'koa';
-import { BufferOptionError } from '../../src/errors.ts';
-import { buffer, type BufferMiddleware } from '../../src/middleware.ts';
+import { BufferOptionError } from '../../src/base/errors.ts';
+import { buffer, type BufferMiddleware } from '../../src/buffer.ts';
 import { tempDir } from '../helpers/cache-workers.ts';
 import { serve, type Served } from '../helpers/serve.ts';
 

@@ -13,10 +13,10 @@ import type { Context } from 'koa';
 import { decodeEntry } from '../../src/cache/entry.ts';
 import { readMarker } from '../../src/cache/hit-for-miss.ts';
 import { envTrustMs } from '../../src/cache/bypass.ts';
-import { mtimeTrustMs } from '../../src/response/last-modified.ts';
-import { buffer } from '../../src/middleware.ts';
+import { mtimeTrustMs } from '../../src/http/last-modified.ts';
+import { buffer } from '../../src/buffer.ts';
 import { squashHtml } from '../../src/native/exports.ts';
-import type { BufferOptions, CacheStore } from '../../src/options.ts';
+import type { BufferOptions, CacheStore } from '../../src/config/options.ts';
 import { decode, htmlPage, rawRequest, recordingLogger, serve, type Served } from '../helpers/serve.ts';
 
 const page = htmlPage(8 * 1024, 3);

@@ -12,8 +12,8 @@ import test, { type ExecutionContext } from 'ava';
 import type { Context } from 'koa';
 import { encodeEntry } from '../../src/cache/entry.ts';
 import { MemoryLock } from '../../src/locks/memory-lock.ts';
-import { buffer } from '../../src/middleware.ts';
-import type { BufferOptions, CacheLock } from '../../src/options.ts';
+import { buffer } from '../../src/buffer.ts';
+import type { BufferOptions, CacheLock } from '../../src/config/options.ts';
 import {
   decode,
   htmlPage,

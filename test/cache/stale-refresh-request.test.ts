@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import test, { type ExecutionContext } from 'ava';
 import Koa from 'koa';
 import { decodeEntry } from '../../src/cache/entry.ts';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { loopbackCertificate } from '../helpers/certificate.ts';
 import { logOnFailure } from '../helpers/log-on-failure.ts';
 import { recordingLogger } from '../helpers/serve.ts';

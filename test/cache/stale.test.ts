@@ -13,9 +13,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import test, { type ExecutionContext } from 'ava';
 import type { Context } from 'koa';
 import { decodeEntry } from '../../src/cache/entry.ts';
-import { buffer } from '../../src/middleware.ts';
-import type { BufferOptions } from '../../src/options.ts';
-import { mtimeTrustMs } from '../../src/response/last-modified.ts';
+import { buffer } from '../../src/buffer.ts';
+import type { BufferOptions } from '../../src/config/options.ts';
+import { mtimeTrustMs } from '../../src/http/last-modified.ts';
 import { recordingLogger, serve, type Served } from '../helpers/serve.ts';
 
 interface Site {

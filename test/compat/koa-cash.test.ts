@@ -16,8 +16,8 @@ import test from 'ava';
 import type { Context } from 'koa';
 import { LRUCache } from 'lru-cache';
 import { decodeEntry } from '../../src/cache/entry.ts';
-import { buffer } from '../../src/middleware.ts';
-import type { BufferOptions } from '../../src/options.ts';
+import { buffer } from '../../src/buffer.ts';
+import type { BufferOptions } from '../../src/config/options.ts';
 import { decode, serve } from '../helpers/serve.ts';
 
 /**

@@ -8,7 +8,7 @@
  * original computed koa-etag's.
  */
 import test from 'ava';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { md5 } from '../../src/native/exports.ts';
 import { serve } from '../helpers/serve.ts';
 

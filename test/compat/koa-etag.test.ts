@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import test from 'ava';
 import calculate from 'etag';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { md5 } from '../../src/native/exports.ts';
 import { serve } from '../helpers/serve.ts';
 

@@ -6,8 +6,8 @@
  * hanging release neither blocks the next request nor keeps a timer alive.
  */
 import test, { type ExecutionContext } from 'ava';
-import { buffer } from '../../src/middleware.ts';
-import type { CacheLock } from '../../src/options.ts';
+import { buffer } from '../../src/buffer.ts';
+import type { CacheLock } from '../../src/config/options.ts';
 import { htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 
 const page = htmlPage(4 * 1024, 3);

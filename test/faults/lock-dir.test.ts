@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test, { type ExecutionContext } from 'ava';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { asNobody, nobody, nobodyCanRead, runningAsRoot } from '../helpers/as-nobody.ts';
 import { fixture, spawnChild, type LineChild } from '../helpers/children.ts';
 import { htmlPage, rawRequest, recordingLogger, serve, type RawResponse } from '../helpers/serve.ts';

@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test, { type ExecutionContext } from 'ava';
 import { FileLock } from '../../src/locks/file-lock.ts';
-import { buffer } from '../../src/middleware.ts';
-import type { BufferOptions, CacheStore } from '../../src/options.ts';
+import { buffer } from '../../src/buffer.ts';
+import type { BufferOptions, CacheStore } from '../../src/config/options.ts';
 import { decode, htmlPage, recordingLogger, serve, type RawResponse, type Served } from '../helpers/serve.ts';
 
 const page = htmlPage(16 * 1024, 11);

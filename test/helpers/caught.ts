@@ -1,6 +1,6 @@
 /** Catching what a call throws, for tests that look at the error itself. */
-import { BufferOptionError } from '../../src/errors.ts';
-import { buffer } from '../../src/middleware.ts';
+import { BufferOptionError } from '../../src/base/errors.ts';
+import { buffer } from '../../src/buffer.ts';
 
 /**
  * What `fn` throws; fails the test (by throwing) when it returns instead.

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BufferOptionError } from '../../src/errors.ts';
+import { BufferOptionError } from '../../src/base/errors.ts';
 import { MemoryLock } from '../../src/locks/memory-lock.ts';
-import { Messages } from '../../src/messages.ts';
+import { Messages } from '../../src/base/messages.ts';
 
 test('a free key is taken, and a second acquire of it is busy even from the same object', (t) => {
   const locks = new MemoryLock();

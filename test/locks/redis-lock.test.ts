@@ -1,7 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { BufferOptionError } from '../../src/errors.ts';
+import { BufferOptionError } from '../../src/base/errors.ts';
 import { Lock } from '../../src/locks/lock.ts';
 import { RedisLock, type RedisLockClient } from '../../src/locks/redis-lock.ts';
 import { fixture, spawnChild } from '../helpers/children.ts';

@@ -5,7 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import test from 'ava';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { decode, htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 
 const page = htmlPage(8192, 3);
@@ -255,7 +255,7 @@ test('a 5 MiB HTML page round-trips in every coding without blocking the event l
     );
     t.true(decode(response).equals(entity), `${coding}: decodes to the squashed page`);
   }
-  // At each coding's cold level (src/response/coding-table.ts): each body is seen once per coding here.
+  // At each coding's cold level (src/encoding/coding-table.ts): each body is seen once per coding here.
   t.is(logger.count(/with br level \d+ \(threadpool\)/), 1, 'br of 5 MiB runs on the threadpool');
   t.is(logger.count(/with gzip level \d+ \(threadpool\)/), 1, 'gzip of 5 MiB runs on the threadpool');
   t.is(logger.count(/with zstd level \d+ \(sliced\)/), 1, 'zstd of 5 MiB is compressed in slices');

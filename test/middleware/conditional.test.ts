@@ -5,12 +5,12 @@
  * trustLastModified; garbage in either header never gives a 5xx.
  */
 import test from 'ava';
-import { buffer } from '../../src/middleware.ts';
-import { bufferSection } from '../../src/section.ts';
+import { buffer } from '../../src/buffer.ts';
+import { bufferSection } from '../../src/config/section.ts';
 import { md5 } from '../../src/native/exports.ts';
-import { ifNoneMatchMatches, notModifiedReason, parseIfNoneMatch } from '../../src/response/conditional.ts';
+import { ifNoneMatchMatches, notModifiedReason, parseIfNoneMatch } from '../../src/http/conditional.ts';
 import { decode, htmlPage, serve } from '../helpers/serve.ts';
-import type { BufferOptions } from '../../src/options.ts';
+import type { BufferOptions } from '../../src/config/options.ts';
 
 const page = htmlPage(4096, 9);
 const modified = 1_700_000_000; // Tue, 14 Nov 2023 22:13:20 GMT

@@ -4,8 +4,8 @@
  * what is wrong with it; valid rules accepted and sent as `Use-As-Dictionary`.
  */
 import test from 'ava';
-import { buffer } from '../../src/middleware.ts';
-import { resolveOptions } from '../../src/options.ts';
+import { buffer } from '../../src/buffer.ts';
+import { resolveOptions } from '../../src/config/options.ts';
 import { optionProblem as problem } from '../helpers/caught.ts';
 import { serve } from '../helpers/serve.ts';
 

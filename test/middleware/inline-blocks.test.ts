@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import { htmlPage } from '../../bench/fixtures/pages.ts';
-import { inlineBlocks, type InlineBlock } from '../../src/response/optimise.ts';
+import { inlineBlocks, type InlineBlock } from '../../src/encoding/optimise.ts';
 import { loopTurns } from '../helpers/loop-turns.ts';
 
 async function all(html: Buffer, window?: number): Promise<InlineBlock[]> {

@@ -7,12 +7,12 @@ import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { mtimeTrustMs, newestMtime, recentNewestMtimeMs } from '../../src/response/last-modified.ts';
-import { builtinMessages } from '../../src/messages.ts';
+import { mtimeTrustMs, newestMtime, recentNewestMtimeMs } from '../../src/http/last-modified.ts';
+import { builtinMessages } from '../../src/base/messages.ts';
 import { recordingLogger, serve } from '../helpers/serve.ts';
-import type { BufferOptions } from '../../src/options.ts';
+import type { BufferOptions } from '../../src/config/options.ts';
 
 const page = '<!doctype html><p>last modified</p>';
 const epoch = 1_600_000_000;

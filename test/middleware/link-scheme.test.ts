@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import Koa from 'koa';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { decode, serve } from '../helpers/serve.ts';
 
 /** An app whose page links to itself by http, https and scheme-relative URLs, and elsewhere. */

@@ -1,5 +1,5 @@
 /**
- * Memo answers (src/response/memo-answers.ts): a page rendered again with
+ * Memo answers (src/pipeline/replay/memo-answers.ts): a page rendered again with
  * the same bytes is answered as the pipeline answered it the last time,
  * without the pipeline. These tests hold it to "the same way, byte for
  * byte", count the pipeline's runs through its debug lines, and check that
@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import test from 'ava';
 import type { Context } from 'koa';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import {
   decode,
   htmlPage,

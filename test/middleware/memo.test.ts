@@ -5,8 +5,8 @@
  * memo never holds more bytes than its bound.
  */
 import test from 'ava';
-import { buffer } from '../../src/middleware.ts';
-import { RepresentationMemo } from '../../src/response/memo.ts';
+import { buffer } from '../../src/buffer.ts';
+import { RepresentationMemo } from '../../src/encoding/memo.ts';
 import { decode, htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 
 const compressions = /^compressed /;

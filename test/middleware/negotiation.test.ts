@@ -5,8 +5,8 @@
  */
 import test from 'ava';
 import zlib from 'node:zlib';
-import { buffer } from '../../src/middleware.ts';
-import { negotiate } from '../../src/response/negotiate.ts';
+import { buffer } from '../../src/buffer.ts';
+import { negotiate } from '../../src/http/negotiate.ts';
 import { decode, htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 
 const page = htmlPage(4096);

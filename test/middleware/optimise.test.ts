@@ -6,8 +6,8 @@
  * optimised again. Also the hooks the server-side cache builds on.
  */
 import test from 'ava';
-import { buffer } from '../../src/middleware.ts';
-import { requestState, type StoreableResponse } from '../../src/context.ts';
+import { buffer } from '../../src/buffer.ts';
+import { requestState, type StoreableResponse } from '../../src/pipeline/state.ts';
 import { squashHtml } from '../../src/native/exports.ts';
 import { inlineCss, inlineJs } from '../../bench/fixtures/inline-blocks.ts';
 import { decode, recordingLogger, serve } from '../helpers/serve.ts';

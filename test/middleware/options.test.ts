@@ -5,9 +5,9 @@
  * last, and which options accept `undefined`.
  */
 import test from 'ava';
-import { BufferOptionError } from '../../src/errors.ts';
+import { BufferOptionError } from '../../src/base/errors.ts';
 import { optionProblem as problem } from '../helpers/caught.ts';
-import { bufferSection } from '../../src/section.ts';
+import { bufferSection } from '../../src/config/section.ts';
 
 const lock = { acquire: () => [{}, undefined], release: () => [true, undefined] };
 

@@ -9,8 +9,8 @@ import Koa from 'koa';
 import compose from 'koa-compose';
 import koaCompress from 'koa-compress';
 import { Readable } from 'node:stream';
-import { buffer } from '../../src/middleware.ts';
-import { bufferSection } from '../../src/section.ts';
+import { buffer } from '../../src/buffer.ts';
+import { bufferSection } from '../../src/config/section.ts';
 import { decode, htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 
 const page = htmlPage(4096, 21);

@@ -4,7 +4,7 @@
  */
 import zlib from 'node:zlib';
 import test from 'ava';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 
 const page = htmlPage(4096, 5);

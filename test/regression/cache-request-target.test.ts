@@ -12,7 +12,7 @@
  */
 import { connect } from 'node:net';
 import test from 'ava';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { serve } from '../helpers/serve.ts';
 
 /** A raw request line, since Node's client always sends origin form. */

@@ -8,7 +8,7 @@
  * primitive value" while its error message was being built.
  */
 import test from 'ava';
-import { BufferOptionError } from '../../src/errors.ts';
+import { BufferOptionError } from '../../src/base/errors.ts';
 import { Lock } from '../../src/locks/lock.ts';
 import { MemoryLock } from '../../src/locks/memory-lock.ts';
 

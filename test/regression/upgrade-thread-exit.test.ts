@@ -1,7 +1,7 @@
 /**
  * Found when the adaptive compression work was merged: every test file whose
  * server answered a repeated page failed to exit, because the upgrade thread
- * (src/response/upgrade-thread.ts) was unref'd before its 'message' listener
+ * (src/encoding/upgrade-thread.ts) was unref'd before its 'message' listener
  * was added, and adding that listener refs a Worker again. A server's process
  * must end once its server has closed, whatever upgrade is pending or done.
  */

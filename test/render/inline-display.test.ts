@@ -15,7 +15,7 @@ import test from 'ava';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { core, twins } from '../../src/native/core.ts';
 import { chromiumSkipReason, firstDifference, Renderer, type Rendering } from '../helpers/chromium.ts';
 import { renderTest } from '../helpers/render-test.ts';

@@ -9,8 +9,8 @@
 import test from 'ava';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { buffer } from '../../src/middleware.ts';
-import { upgradeMaxSize } from '../../src/response/upgrades.ts';
+import { buffer } from '../../src/buffer.ts';
+import { upgradeMaxSize } from '../../src/encoding/upgrades.ts';
 import { hasSchedstat, LoopBlocks, type LoopWindow } from '../../bench/loop-blocks.ts';
 import { htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 

@@ -9,14 +9,14 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BufferOptionError } from '../../src/errors.ts';
-import { buffer } from '../../src/middleware.ts';
+import { BufferOptionError } from '../../src/base/errors.ts';
+import { buffer } from '../../src/buffer.ts';
 import { md5 } from '../../src/native/exports.ts';
-import { codingTable } from '../../src/response/coding-table.ts';
-import { DecisionLog } from '../../src/response/decision-log.ts';
-import { RepresentationMemo } from '../../src/response/memo.ts';
-import { Messages } from '../../src/messages.ts';
-import { upgradeMaxSize, Upgrades } from '../../src/response/upgrades.ts';
+import { codingTable } from '../../src/encoding/coding-table.ts';
+import { DecisionLog } from '../../src/base/decision-log.ts';
+import { RepresentationMemo } from '../../src/encoding/memo.ts';
+import { Messages } from '../../src/base/messages.ts';
+import { upgradeMaxSize, Upgrades } from '../../src/encoding/upgrades.ts';
 import { decode, htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 
 const chrome = { 'accept-encoding': 'gzip, deflate, br, zstd' };

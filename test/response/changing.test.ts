@@ -1,15 +1,15 @@
 /**
  * An address whose body changes on every request skips the representation
- * memo once it is recognised (src/response/changing.ts): its responses are
+ * memo once it is recognised (src/encoding/changing.ts): its responses are
  * compressed afresh at the cold level, never queue an upgrade, and carry an
  * ETag that is the MD5 of the bytes sent, which still answers 304 for those
  * bytes. When its bodies repeat again it is back on the memo's path within
  * two probes, hot bytes included. Real HTTP over loopback.
  */
 import test from 'ava';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { md5 } from '../../src/native/exports.ts';
-import { ChangingBodies, changingAfter, probeEvery } from '../../src/response/changing.ts';
+import { ChangingBodies, changingAfter, probeEvery } from '../../src/encoding/changing.ts';
 import { decode, htmlPage, recordingLogger, serve, untilLogged } from '../helpers/serve.ts';
 
 const chrome = { 'accept-encoding': 'gzip, deflate, br, zstd' };

@@ -5,7 +5,7 @@
  */
 import { gunzipSync, brotliDecompressSync } from 'node:zlib';
 import test from 'ava';
-import { compressIn } from '../../src/response/compress.ts';
+import { compressIn } from '../../src/encoding/compress.ts';
 import { htmlPage } from '../helpers/serve.ts';
 
 const page = Buffer.from(htmlPage(50 * 1024, 3)); // about 10 KB compressed: less than one zlib output chunk

@@ -9,8 +9,8 @@
 import test from 'ava';
 import { createHash } from 'node:crypto';
 import { htmlPage } from '../../bench/fixtures/pages.ts';
-import { buffer } from '../../src/middleware.ts';
-import { dczEncode, dczEncodeOffLoop, dczThreadMin } from '../../src/response/dictionaries/dcz.ts';
+import { buffer } from '../../src/buffer.ts';
+import { dczEncode, dczEncodeOffLoop, dczThreadMin } from '../../src/encoding/dictionaries/dcz.ts';
 import { availableHeader, decodeDcz } from '../helpers/dcz.ts';
 import { serve } from '../helpers/serve.ts';
 import { loopTurns } from '../helpers/loop-turns.ts';

@@ -6,10 +6,10 @@
  */
 import test from 'ava';
 import type Koa from 'koa';
-import { buffer, type BufferMiddleware } from '../../src/middleware.ts';
-import type { BufferOptions } from '../../src/options.ts';
-import { sharedDictionaryKey } from '../../src/response/dictionaries/keeper.ts';
-import { resolveDictionaries } from '../../src/response/dictionaries/rules.ts';
+import { buffer, type BufferMiddleware } from '../../src/buffer.ts';
+import type { BufferOptions } from '../../src/config/options.ts';
+import { sharedDictionaryKey } from '../../src/encoding/dictionaries/keeper.ts';
+import { resolveDictionaries } from '../../src/config/dictionaries.ts';
 import { availableHeader, decodeDcz, sha256 } from '../helpers/dcz.ts';
 import { redisTest, useRedis } from '../helpers/redis.ts';
 import { decode, recordingLogger, serve } from '../helpers/serve.ts';

@@ -12,8 +12,8 @@ import path from 'node:path';
 import test from 'ava';
 import type Koa from 'koa';
 import serveStatic from 'koa-static';
-import { buffer } from '../../src/middleware.ts';
-import type { BufferOptions } from '../../src/options.ts';
+import { buffer } from '../../src/buffer.ts';
+import type { BufferOptions } from '../../src/config/options.ts';
 import { availableHeader, decodeDcz, sha256 } from '../helpers/dcz.ts';
 import { decode, serve } from '../helpers/serve.ts';
 

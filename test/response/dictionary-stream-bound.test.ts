@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import zlib from 'node:zlib';
 import test from 'ava';
 import type Koa from 'koa';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { serve } from '../helpers/serve.ts';
 
 const maxSize = 64 * 1024;

@@ -1,6 +1,6 @@
 /**
  * koa-buffer keeps three small hand-written helpers on its hot path
- * (response/negotiate.ts, vary.ts, conditional.ts): negotiation is remembered
+ * (http/negotiate.ts, vary.ts, conditional.ts): negotiation is remembered
  * per header value and allocates nothing on a repeat, and the other two work
  * on the headers Node already holds. These properties compare each one with
  * the library Koa's ecosystem uses, on generated inputs:
@@ -17,9 +17,9 @@ import fc from 'fast-check';
 import http from 'node:http';
 import net from 'node:net';
 import Koa from 'koa';
-import { notModifiedReason } from '../../src/response/conditional.ts';
-import { negotiate, type Coding } from '../../src/response/negotiate.ts';
-import { addVary } from '../../src/response/vary.ts';
+import { notModifiedReason } from '../../src/http/conditional.ts';
+import { negotiate, type Coding } from '../../src/http/negotiate.ts';
+import { addVary } from '../../src/http/vary.ts';
 
 const require = createRequire(import.meta.url);
 const fresh = require('fresh') as (request: Record<string, string>, response: Record<string, string>) => boolean;

@@ -1,6 +1,6 @@
 /**
  * Files fed to the compressor through two reused buffers
- * (src/response/file-feed.ts): the bytes are the file's (its range too), no
+ * (src/pipeline/file-feed.ts): the bytes are the file's (its range too), no
  * more than two buffers are ever written, and a file that cannot be read
  * ends its response, logged, with its descriptor closed.
  */
@@ -10,8 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import test from 'ava';
-import { buffer } from '../../src/middleware.ts';
-import { feedFile, isPlainFileStream } from '../../src/response/file-feed.ts';
+import { buffer } from '../../src/buffer.ts';
+import { feedFile, isPlainFileStream } from '../../src/pipeline/file-feed.ts';
 import { decode, htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'koa-buffer-file-feed-'));

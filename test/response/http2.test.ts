@@ -14,7 +14,7 @@ import zlib from 'node:zlib';
 import test, { type ExecutionContext } from 'ava';
 import Koa from 'koa';
 import serveStatic from 'koa-static';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { loopbackCertificate } from '../helpers/certificate.ts';
 import { htmlPage } from '../helpers/serve.ts';
 

@@ -1,5 +1,5 @@
 /**
- * Whole-body work in slices (src/response/slices.ts) and the memo's large
+ * Whole-body work in slices (src/native/slices.ts) and the memo's large
  * bodies: the same results as the one-call forms (Buffer.from, equals,
  * ===), the event loop turning meanwhile (a setImmediate counter advances:
  * a one-call form lets none run), and over HTTP a large body the memo
@@ -11,7 +11,7 @@ import { htmlPage } from '../../bench/fixtures/pages.ts';
 import { serve } from '../helpers/serve.ts';
 import { buffer } from '../../src/index.ts';
 import { squashHtml } from '../../src/native/exports.ts';
-import { concatInSlices, copyInSlices, largeBody, sameInSlices, utf8InSlices } from '../../src/response/slices.ts';
+import { concatInSlices, copyInSlices, largeBody, sameInSlices, utf8InSlices } from '../../src/native/slices.ts';
 import { loopTurns } from '../helpers/loop-turns.ts';
 
 const MiB = 1024 * 1024;

@@ -12,8 +12,8 @@ import { Readable } from 'node:stream';
 import test from 'ava';
 import calculateEtag from 'etag';
 import serveStatic from 'koa-static';
-import { buffer } from '../../src/middleware.ts';
-import type { BufferOptions } from '../../src/options.ts';
+import { buffer } from '../../src/buffer.ts';
+import type { BufferOptions } from '../../src/config/options.ts';
 import { decode, htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'koa-buffer-stream-'));

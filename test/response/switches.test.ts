@@ -7,9 +7,9 @@
 import zlib from 'node:zlib';
 import test from 'ava';
 import type Koa from 'koa';
-import { buffer } from '../../src/middleware.ts';
-import { BufferOptionError } from '../../src/errors.ts';
-import type { BufferOptions } from '../../src/options.ts';
+import { buffer } from '../../src/buffer.ts';
+import { BufferOptionError } from '../../src/base/errors.ts';
+import type { BufferOptions } from '../../src/config/options.ts';
 import { decode, htmlPage, serve } from '../helpers/serve.ts';
 
 const page = htmlPage(4096, 5);

@@ -1,22 +1,22 @@
 /**
  * The response pipeline's tables that grow with what requests send are
  * bounded in bytes, long keys kept as digests: the changing-body record
- * (src/response/changing.ts), the memo's seen-once table
- * (src/response/memo.ts), the dictionary versions
- * (src/response/dictionaries/keeper.ts) and the key tables
+ * (src/encoding/changing.ts), the memo's seen-once table
+ * (src/encoding/memo.ts), the dictionary versions
+ * (src/encoding/dictionaries/keeper.ts) and the key tables
  * (src/cache/key.ts). Each is flooded with unique 12 KB URLs, many times
  * its budget, and still does its job for a long URL afterwards.
  */
 import { createHash } from 'node:crypto';
 import test from 'ava';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { keyTableBytesMax, keyTablesBytes } from '../../src/cache/key.ts';
-import { builtinMessages } from '../../src/messages.ts';
-import { changingAfter, ChangingBodies, streakOverhead, streaksBytesMax } from '../../src/response/changing.ts';
-import { DecisionLog } from '../../src/response/decision-log.ts';
-import { DictionaryKeeper, versionsBytesMax, versionsOverhead } from '../../src/response/dictionaries/keeper.ts';
-import { resolveDictionaries } from '../../src/response/dictionaries/rules.ts';
-import { RepresentationMemo, sightingOverhead, sightingsBytesMax } from '../../src/response/memo.ts';
+import { builtinMessages } from '../../src/base/messages.ts';
+import { changingAfter, ChangingBodies, streakOverhead, streaksBytesMax } from '../../src/encoding/changing.ts';
+import { DecisionLog } from '../../src/base/decision-log.ts';
+import { DictionaryKeeper, versionsBytesMax, versionsOverhead } from '../../src/encoding/dictionaries/keeper.ts';
+import { resolveDictionaries } from '../../src/config/dictionaries.ts';
+import { RepresentationMemo, sightingOverhead, sightingsBytesMax } from '../../src/encoding/memo.ts';
 import { serve } from '../helpers/serve.ts';
 
 const long = 'x'.repeat(12 * 1024);

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test, { type ExecutionContext } from 'ava';
-import { mtimeTrustMs, scanBounds } from '../../src/response/last-modified.ts';
+import { mtimeTrustMs, scanBounds } from '../../src/http/last-modified.ts';
 import { fixture, spawnChild, type LineChild } from '../helpers/children.ts';
 import { logOnFailure } from '../helpers/log-on-failure.ts';
 import { rawRequest, type RawResponse } from '../helpers/serve.ts';

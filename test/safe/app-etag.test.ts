@@ -6,8 +6,8 @@
  * real HTTP, also for a cache hit.
  */
 import test, { type ExecutionContext } from 'ava';
-import { buffer } from '../../src/middleware.ts';
-import type { BufferOptions } from '../../src/options.ts';
+import { buffer } from '../../src/buffer.ts';
+import type { BufferOptions } from '../../src/config/options.ts';
 import { decode, htmlPage, serve, type Served } from '../helpers/serve.ts';
 
 const page = htmlPage(4 * 1024, 1);

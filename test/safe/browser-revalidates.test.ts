@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { chromium } from 'playwright-core';
-import { buffer } from '../../src/middleware.ts';
-import type { BufferOptions } from '../../src/options.ts';
+import { buffer } from '../../src/buffer.ts';
+import type { BufferOptions } from '../../src/config/options.ts';
 import { CHROMIUM_FLAGS, chromiumPath, chromiumSkipReason } from '../helpers/chromium.ts';
 import { serve } from '../helpers/serve.ts';
 

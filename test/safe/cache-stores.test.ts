@@ -9,9 +9,9 @@ import test, { type ExecutionContext } from 'ava';
 import { Redis } from 'ioredis';
 import Keyv from 'keyv';
 import { LRUCache } from 'lru-cache';
-import { BufferOptionError } from '../../src/errors.ts';
-import { buffer } from '../../src/middleware.ts';
-import type { BufferOptions } from '../../src/options.ts';
+import { BufferOptionError } from '../../src/base/errors.ts';
+import { buffer } from '../../src/buffer.ts';
+import type { BufferOptions } from '../../src/config/options.ts';
 import { htmlPage, recordingLogger, serve, type Served } from '../helpers/serve.ts';
 import { redisTest, useRedis } from '../helpers/redis.ts';
 

@@ -7,9 +7,9 @@
  */
 import test from 'ava';
 import type { Context } from 'koa';
-import { BufferOptionError } from '../../src/errors.ts';
-import { buffer } from '../../src/middleware.ts';
-import type { BufferOptions } from '../../src/options.ts';
+import { BufferOptionError } from '../../src/base/errors.ts';
+import { buffer } from '../../src/buffer.ts';
+import type { BufferOptions } from '../../src/config/options.ts';
 import { serve, type RawResponse } from '../helpers/serve.ts';
 
 const page = '<!doctype html><p>a dynamic page, long enough to be compressed by any coding at all</p>';

@@ -9,9 +9,9 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import { BufferOptionError } from '../../src/errors.ts';
+import { BufferOptionError } from '../../src/base/errors.ts';
 import { FileLock } from '../../src/locks/file-lock.ts';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { fixture, spawnChild } from '../helpers/children.ts';
 import { serve } from '../helpers/serve.ts';
 

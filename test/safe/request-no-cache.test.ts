@@ -7,9 +7,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import test, { type ExecutionContext } from 'ava';
-import { BufferOptionError } from '../../src/errors.ts';
-import { buffer } from '../../src/middleware.ts';
-import type { BufferOptions } from '../../src/options.ts';
+import { BufferOptionError } from '../../src/base/errors.ts';
+import { buffer } from '../../src/buffer.ts';
+import type { BufferOptions } from '../../src/config/options.ts';
 import { serve, type RawResponse, type Served } from '../helpers/serve.ts';
 
 interface Site {

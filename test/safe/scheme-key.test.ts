@@ -7,7 +7,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import Koa from 'koa';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { serve, type Served } from '../helpers/serve.ts';
 
 async function site(t: ExecutionContext, proxy: boolean): Promise<{ server: Served; runs: () => number }> {

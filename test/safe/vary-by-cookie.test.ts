@@ -5,9 +5,9 @@
  * `cookie` keeps the whole header.
  */
 import test, { type ExecutionContext } from 'ava';
-import { BufferOptionError } from '../../src/errors.ts';
-import { buffer } from '../../src/middleware.ts';
-import type { BufferOptions } from '../../src/options.ts';
+import { BufferOptionError } from '../../src/base/errors.ts';
+import { buffer } from '../../src/buffer.ts';
+import type { BufferOptions } from '../../src/config/options.ts';
 import { serve, type Served } from '../helpers/serve.ts';
 
 async function site(t: ExecutionContext, options: BufferOptions): Promise<{ server: Served; runs: () => number }> {

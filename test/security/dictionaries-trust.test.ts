@@ -10,9 +10,9 @@
 import test, { type ExecutionContext } from 'ava';
 import type Koa from 'koa';
 import { Redis } from 'ioredis';
-import { buffer, type BufferMiddleware } from '../../src/middleware.ts';
-import type { BufferOptions } from '../../src/options.ts';
-import { sharedPerRule } from '../../src/response/dictionaries/keeper.ts';
+import { buffer, type BufferMiddleware } from '../../src/buffer.ts';
+import type { BufferOptions } from '../../src/config/options.ts';
+import { sharedPerRule } from '../../src/encoding/dictionaries/keeper.ts';
 import { availableHeader, decodeDcz } from '../helpers/dcz.ts';
 import { redisTest, useRedis } from '../helpers/redis.ts';
 import { decode, serve, type Served } from '../helpers/serve.ts';

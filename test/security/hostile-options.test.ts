@@ -13,10 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import test, { type ExecutionContext } from 'ava';
-import { BufferOptionError } from '../../src/errors.ts';
+import { BufferOptionError } from '../../src/base/errors.ts';
 import { FileLock, Lock, MemoryLock } from '../../src/locks/index.ts';
-import { buffer } from '../../src/middleware.ts';
-import { bufferSection } from '../../src/section.ts';
+import { buffer } from '../../src/buffer.ts';
+import { bufferSection } from '../../src/config/section.ts';
 import { logOnFailure } from '../helpers/log-on-failure.ts';
 import { htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 

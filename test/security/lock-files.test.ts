@@ -24,7 +24,7 @@ import { basename, dirname, join } from 'node:path';
 import fc from 'fast-check';
 import test, { type ExecutionContext } from 'ava';
 import { FileLock } from '../../src/locks/file-lock.ts';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { flock } from '../../src/native/core.ts';
 import { fixture, spawnChild } from '../helpers/children.ts';
 import { rawRequest, recordingLogger, serve } from '../helpers/serve.ts';

@@ -11,8 +11,8 @@ import test, { type ExecutionContext } from 'ava';
 import Koa from 'koa';
 import session from 'koa-session';
 import { decodeEntry } from '../../src/cache/entry.ts';
-import { buffer } from '../../src/middleware.ts';
-import type { BufferOptions, CacheStore } from '../../src/options.ts';
+import { buffer } from '../../src/buffer.ts';
+import type { BufferOptions, CacheStore } from '../../src/config/options.ts';
 import { decode, recordingLogger, serve, type RawResponse } from '../helpers/serve.ts';
 
 /** A Map store the test can look into: what would a later visitor be handed? */

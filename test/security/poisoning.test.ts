@@ -14,8 +14,8 @@
 import { connect } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import Koa from 'koa';
-import { buffer } from '../../src/middleware.ts';
-import type { BufferOptions } from '../../src/options.ts';
+import { buffer } from '../../src/buffer.ts';
+import type { BufferOptions } from '../../src/config/options.ts';
 import { serve, type Served } from '../helpers/serve.ts';
 
 /** A site whose page echoes the host, origin and target it was built for. */

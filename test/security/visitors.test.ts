@@ -12,7 +12,7 @@
 import fc from 'fast-check';
 import test from 'ava';
 import type { Context } from 'koa';
-import { buffer } from '../../src/middleware.ts';
+import { buffer } from '../../src/buffer.ts';
 import { logOnFailure } from '../helpers/log-on-failure.ts';
 import { serve, type RawResponse } from '../helpers/serve.ts';
 

@@ -23,9 +23,9 @@ import {
 } from '../../src/native/squash-off-loop.ts';
 import { squashHtmlSliced } from '../../src/native/twins/squash-html.ts';
 import type { SquashOptions } from '../../src/native/types.ts';
-import { optimiseHtml, type OptimiseSettings } from '../../src/response/optimise.ts';
-import { defaultLogger as logger } from '../../src/logger.ts';
-import { builtinMessages as messages } from '../../src/messages.ts';
+import { optimiseHtml, type OptimiseSettings } from '../../src/encoding/optimise.ts';
+import { defaultLogger as logger } from '../../src/base/logger.ts';
+import { builtinMessages as messages } from '../../src/base/messages.ts';
 import { loopTurns } from '../helpers/loop-turns.ts';
 
 const dir = fileURLToPath(new URL('../fixtures/squash/', import.meta.url));

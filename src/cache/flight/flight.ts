@@ -14,8 +14,8 @@
  * when `cacheLockTimeout` passes. Its lock is released on every path; a late
  * builder still stores its page.
  */
-import type { CacheLock } from '../../options.ts';
-import type { DecisionLog } from '../../response/decision-log.ts';
+import type { CacheLock } from '../../config/options.ts';
+import type { DecisionLog } from '../../base/decision-log.ts';
 import type { CacheEntry } from '../entry.ts';
 import { tryLock, unlock } from './lock-calls.ts';
 import { lookup, type Slot } from '../hit/lookup.ts';

@@ -4,10 +4,10 @@
  * backend, and every call is bounded in time so a hanging backend cannot
  * hold a request past its flight.
  */
-import type { CacheLock } from '../../options.ts';
-import type { DecisionLog } from '../../response/decision-log.ts';
-import { errorText } from '../../describe.ts';
-import { bounded } from '../bounded.ts';
+import type { CacheLock } from '../../config/options.ts';
+import type { DecisionLog } from '../../base/decision-log.ts';
+import { errorText } from '../../base/describe.ts';
+import { bounded } from '../../base/bounded.ts';
 import { hashTagged } from '../hash-tag.ts';
 
 /** What one try at the lock found. */

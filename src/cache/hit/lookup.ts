@@ -5,16 +5,16 @@
  * code: the staleness rule, or damaged) or an error; a write is true or false.
  * A damaged value (entry.ts, `readEntry`) is removed, so the miss rebuilds it.
  */
-import type { ResolvedOptions } from '../../options.ts';
-import { recentNewestMtimeMs } from '../../response/last-modified.ts';
-import type { DecisionLog } from '../../response/decision-log.ts';
-import { errorText } from '../../describe.ts';
-import { bounded, boundedAnswer } from '../bounded.ts';
+import type { ResolvedOptions } from '../../config/options.ts';
+import { recentNewestMtimeMs } from '../../http/last-modified.ts';
+import type { DecisionLog } from '../../base/decision-log.ts';
+import { errorText } from '../../base/describe.ts';
+import { bounded, boundedAnswer } from '../../base/bounded.ts';
 import type { Forward } from '../cache-status.ts';
 import { decodeEntry, encodeEntryInSlices, isFresh, readEntry, type CacheEntry } from '../entry.ts';
 import { encodeMarker, readMarker } from '../hit-for-miss.ts';
 import type { PurgeBook } from '../purge/book.ts';
-import type { CacheStore } from '../stores/store.ts';
+import type { CacheStore } from '../../base/store.ts';
 
 /** One key of one store, and what reading it depends on. */
 export interface Slot {

@@ -6,9 +6,9 @@
  */
 import type { Context } from 'koa';
 import type { CacheRequestState as RequestState } from '../request-state.ts';
-import type { Messages } from '../../messages.ts';
+import type { Messages } from '../../base/messages.ts';
 import { entryProblem, type CacheEntry } from '../entry.ts';
-import { setBufferBody } from '../../response/koa-body.ts';
+import { setBufferBody } from '../../http/koa-body.ts';
 
 /**
  * Puts `entry` into the response and marks the request replayed (OPTIMISE

@@ -3,11 +3,11 @@
  * checked and turned into record ids (book.ts), the purge recorded by the
  * middleware's cache (../runtime.ts).
  */
-import { BufferOptionError } from '../../errors.ts';
-import type { Messages } from '../../messages.ts';
+import { BufferOptionError } from '../../base/errors.ts';
+import type { Messages } from '../../base/messages.ts';
 import type { CacheRuntime } from '../runtime.ts';
 import { pathId, tagId, urlId } from './book.ts';
-import { isTag } from './tags.ts';
+import { isTag } from '../../http/tags.ts';
 
 /** What the middleware gains. */
 export interface PurgeMethods {

@@ -24,7 +24,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { EntryOrigin } from '../entry.ts';
-import type { CacheStore } from '../stores/store.ts';
+import type { CacheStore } from '../../base/store.ts';
 
 /** The key rewritten by every purge: its change tells the other processes. */
 export const generationKey = 'buffer:purge:generation';

@@ -3,7 +3,7 @@
  * store. lru-cache's `set` takes options (`{ttl}`, `{size}`), not the TTL
  * number a Keyv-compatible store takes, so it gets this adapter.
  */
-import type { CacheStore } from './store.ts';
+import type { CacheStore } from '../../base/store.ts';
 
 /** The part of an lru-cache `LRUCache` (versions 7 to 11) the adapter uses. */
 export interface LruCacheLike {

@@ -5,8 +5,8 @@
  */
 import { Buffer } from 'node:buffer';
 import { LRUCache } from 'lru-cache';
-import { plainGet } from '../hit/lru-get.ts';
-import { normaliseTtl, type CacheStore } from './store.ts';
+import { plainGet } from '../../base/lru-get.ts';
+import { normaliseTtl, type CacheStore } from '../../base/store.ts';
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {

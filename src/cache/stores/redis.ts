@@ -19,7 +19,7 @@
 import { Buffer } from 'node:buffer';
 import { createRequire } from 'node:module';
 import { hashTagged } from '../hash-tag.ts';
-import { normaliseTtl, type CacheStore } from './store.ts';
+import { normaliseTtl, type CacheStore } from '../../base/store.ts';
 
 /**
  * The Redis commands this store sends, as ioredis names them. An ioredis

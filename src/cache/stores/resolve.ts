@@ -3,9 +3,9 @@
  * URL string, or a store object given as is.
  */
 import { resolve as resolvePath } from 'node:path';
-import { BufferOptionError } from '../../errors.ts';
-import type { Messages } from '../../messages.ts';
-import { isCacheStore, type CacheStore } from './store.ts';
+import { BufferOptionError } from '../../base/errors.ts';
+import type { Messages } from '../../base/messages.ts';
+import { isCacheStore, type CacheStore } from '../../base/store.ts';
 import { isLruCache, LruCacheStore } from './lru-cache-store.ts';
 import { MemoryStore } from './memory.ts';
 import { RedisStore, type RedisClientLike } from './redis.ts';

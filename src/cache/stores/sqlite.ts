@@ -11,7 +11,7 @@ import { Buffer } from 'node:buffer';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import { normaliseTtl, type CacheStore } from './store.ts';
+import { normaliseTtl, type CacheStore } from '../../base/store.ts';
 
 /** Options of {@link SqliteStore}. */
 export interface SqliteStoreOptions {

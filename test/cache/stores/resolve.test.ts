@@ -6,9 +6,9 @@ import { MemoryStore } from '../../../src/cache/stores/memory.ts';
 import { RedisStore } from '../../../src/cache/stores/redis.ts';
 import { resolveStore } from '../../../src/cache/stores/resolve.ts';
 import { SqliteStore } from '../../../src/cache/stores/sqlite.ts';
-import type { CacheStore } from '../../../src/cache/stores/store.ts';
-import { BufferOptionError } from '../../../src/errors.ts';
-import { Messages } from '../../../src/messages.ts';
+import type { CacheStore } from '../../../src/base/store.ts';
+import { BufferOptionError } from '../../../src/base/errors.ts';
+import { Messages } from '../../../src/base/messages.ts';
 import { freePort } from '../../helpers/redis.ts';
 
 function tempDir(t: ExecutionContext): string {

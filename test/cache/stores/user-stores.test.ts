@@ -3,7 +3,7 @@ import { Buffer } from 'node:buffer';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeEntry, encodeEntry, isFresh, type CacheEntry } from '../../../src/cache/entry.ts';
 import { resolveStore } from '../../../src/cache/stores/resolve.ts';
-import type { CacheStore } from '../../../src/cache/stores/store.ts';
+import type { CacheStore } from '../../../src/base/store.ts';
 
 // keyv is not installed here; these stores do to a value what a Keyv does, so
 // the codec is proven against the shapes a real Keyv hands back.

@@ -19,9 +19,9 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Context } from 'koa';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../base/logger.ts';
 import { md5 } from '../native/exports.ts';
-import type { Messages } from '../messages.ts';
+import type { Messages } from '../base/messages.ts';
 
 /** A value of `lastModified` other than a function. */
 export type LastModifiedValue = boolean | number | string | Date | null | undefined;

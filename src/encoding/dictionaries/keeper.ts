@@ -26,13 +26,13 @@
  */
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { errorText } from '../../describe.ts';
-import { boundedAnswer } from '../../cache/bounded.ts';
+import { errorText } from '../../base/describe.ts';
+import { boundedAnswer } from '../../base/bounded.ts';
 import { asBytes } from '../../cache/entry.ts';
-import type { CacheStore } from '../../cache/stores/store.ts';
-import type { DecisionLog } from '../decision-log.ts';
+import type { CacheStore } from '../../base/store.ts';
+import type { DecisionLog } from '../../base/decision-log.ts';
 import type { RepresentationMemo } from '../memo.ts';
-import type { DictionaryRule } from './rules.ts';
+import type { DictionaryRule } from '../../config/dictionaries.ts';
 
 /** The longest a shared store keeps a dictionary: about as long as a browser keeps using one between visits. */
 export const sharedDictionaryTtlMs = 7 * 24 * 3600 * 1000;

@@ -8,8 +8,8 @@
  * lookup on every hit, as for any store.
  */
 import { encodedExpiry } from '../entry.ts';
-import { MemoryStore } from '../stores/memory.ts';
-import type { CacheStore } from '../stores/store.ts';
+import { MemoryStore } from './memory.ts';
+import type { CacheStore } from '../../base/store.ts';
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return value !== null && typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function';

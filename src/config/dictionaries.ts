@@ -13,11 +13,11 @@
  * other syntax (named groups, regular expressions, `?`, `+`, braces) is
  * refused, so what the server matches is exactly what the browser matches.
  */
-import { appIdentity } from '../../cache/app-identity.ts';
-import { parseDuration } from '../../duration.ts';
-import { md5 } from '../../native/exports.ts';
-import { parseSize } from '../../size.ts';
-import { isMediaTypeOption, TypeMatcher, type MediaTypeOption } from '../media-types.ts';
+import { appIdentity } from '../base/app-identity.ts';
+import { parseDuration } from '../base/duration.ts';
+import { md5 } from '../native/exports.ts';
+import { parseSize } from '../base/size.ts';
+import { isMediaTypeOption, TypeMatcher, type MediaTypeOption } from '../http/media-types.ts';
 
 /** One rule as the option takes it. */
 export interface DictionaryRuleOption {

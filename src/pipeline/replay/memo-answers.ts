@@ -21,7 +21,7 @@
  * the memo evicted lives on until its entity goes too.
  */
 import type { Context } from 'koa';
-import type { KnownEntity } from './memo.ts';
+import type { KnownEntity } from '../../encoding/memo.ts';
 import { encodingsPerBody, given, recordRun, type Prepared, type PreparedState } from './prepared-answer.ts';
 
 /** Accept-Encoding values longer than this are answered afresh (browsers send a few dozen bytes). */

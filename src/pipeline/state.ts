@@ -11,15 +11,15 @@
  * `finally`, also when a step throws.
  */
 import type { Context } from 'koa';
-import type { CacheRuntime } from './cache/runtime.ts';
+import type { CacheRuntime } from '../cache/runtime.ts';
 import {
   requestStateKey,
   type CacheRequestState,
   type StoreableResponse,
   type WithRequestState,
-} from './cache/request-state.ts';
-import type { ResolvedOptions } from './options.ts';
-import type { BufferIsCachedOptions } from './cache/cached.ts';
+} from '../cache/request-state.ts';
+import type { ResolvedOptions } from '../config/options.ts';
+import type { BufferIsCachedOptions } from '../cache/cached.ts';
 
 export type { StoreableResponse, BufferIsCachedOptions };
 

@@ -5,7 +5,7 @@
  * middleware between the action and the wire, must not change the content).
  */
 import type { Context } from 'koa';
-import type { ResolvedOptions } from '../options.ts';
+import type { ResolvedOptions } from '../config/options.ts';
 
 declare module 'koa' {
   interface DefaultContext {

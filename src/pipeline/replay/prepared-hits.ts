@@ -1,6 +1,6 @@
 /**
  * Prepared hits: the pipeline's answer to a replayed cache entry, given again
- * (response/prepared-answer.ts says how and when), so a hit costs a lookup
+ * (pipeline/replay/prepared-answer.ts says how and when), so a hit costs a lookup
  * and a few header sets instead of CHECK, COMPRESS and VALIDATE. Answers are
  * remembered by cache key, told apart by the entry's creation time and
  * length, and by Accept-Encoding. The caller checks the rest of what the
@@ -11,15 +11,9 @@
  */
 import type { Context } from 'koa';
 import { LRUCache } from 'lru-cache';
-import type { CacheEntry } from '../entry.ts';
-import {
-  encodingsPerBody,
-  given,
-  recordRun,
-  type Prepared,
-  type PreparedState,
-} from '../../response/prepared-answer.ts';
-import { plainGet } from './lru-get.ts';
+import type { CacheEntry } from '../../cache/entry.ts';
+import { encodingsPerBody, given, recordRun, type Prepared, type PreparedState } from './prepared-answer.ts';
+import { plainGet } from '../../base/lru-get.ts';
 
 /** The answers remembered for one entry of one key, by Accept-Encoding value. */
 interface ForEntry {

@@ -15,8 +15,8 @@
  */
 import { codingTable, coldOrder, hotOrder } from './coding-table.ts';
 import { codingAvailable } from './compress.ts';
-import { parseIfNoneMatch } from './conditional.ts';
-import { allCodings, negotiate, type Coding } from './negotiate.ts';
+import { parseIfNoneMatch } from '../http/conditional.ts';
+import { allCodings, negotiate, type Coding } from '../http/negotiate.ts';
 
 /**
  * The `encodings` of options that do not set it: every coding this process

@@ -19,9 +19,9 @@
  */
 import type { ServerResponse } from 'node:http';
 import { finished } from 'node:stream';
-import type { DecisionLog } from './decision-log.ts';
+import type { DecisionLog } from '../base/decision-log.ts';
 import type { RepresentationMemo } from './memo.ts';
-import type { Coding } from './negotiate.ts';
+import type { Coding } from '../http/negotiate.ts';
 import { UpgradeThread } from './upgrade-thread.ts';
 
 /**

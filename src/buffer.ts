@@ -17,13 +17,13 @@ import type { Readable } from 'node:stream';
 import type { Context, Middleware, Next } from 'koa';
 import { answeredAsPrepared, bufferIsCached } from './cache/cached.ts';
 import { purgeMethods, type PurgeMethods } from './cache/purge/api.ts';
-import { takeTagHeader } from './cache/purge/tags.ts';
+import { takeTagHeader } from './http/tags.ts';
 import { CacheRuntime } from './cache/runtime.ts';
-import type { CacheStore } from './cache/stores/store.ts';
-import { openState, requestState, type RequestState } from './context.ts';
+import type { CacheStore } from './base/store.ts';
+import { openState, requestState, type RequestState } from './pipeline/state.ts';
 import { Md5, md5 } from './native/exports.ts';
-import { resolveOptions, type BufferOptions, type ResolvedOptions } from './options.ts';
-import { resolveResponseOptions } from './per-response.ts';
+import { resolveOptions, type BufferOptions, type ResolvedOptions } from './config/options.ts';
+import { resolveResponseOptions } from './config/per-response.ts';
 import {
   coldLevel,
   heldRepresentation,
@@ -31,24 +31,24 @@ import {
   hotLevel,
   temperatureOrders,
   type Held,
-} from './response/adaptive.ts';
-import { ChangingBodies } from './response/changing.ts';
-import { codingAvailable, compress } from './response/compress.ts';
-import { notModifiedReason } from './response/conditional.ts';
-import { DecisionLog } from './response/decision-log.ts';
-import { Dictionaries } from './response/dictionaries/dictionaries.ts';
-import { codedTag, entityTag } from './response/etag.ts';
-import { httpDate, lastModifiedSeconds } from './response/last-modified.ts';
-import { isHtml, mediaType } from './response/media-types.ts';
-import { RepresentationMemo, type KnownEntity } from './response/memo.ts';
-import { MemoAnswers } from './response/memo-answers.ts';
-import { negotiate, type Coding } from './response/negotiate.ts';
-import { optimiseHtml } from './response/optimise.ts';
-import { copyInSlices, largeBody, sameInSlices, utf8InSlices } from './response/slices.ts';
-import { isNodeReadable, respondWithStream } from './response/stream.ts';
-import { compressionRefusal, noTransform } from './response/switches.ts';
-import { upgradeMaxSize, Upgrades } from './response/upgrades.ts';
-import { addVary } from './response/vary.ts';
+} from './encoding/adaptive.ts';
+import { ChangingBodies } from './encoding/changing.ts';
+import { codingAvailable, compress } from './encoding/compress.ts';
+import { notModifiedReason } from './http/conditional.ts';
+import { DecisionLog } from './base/decision-log.ts';
+import { Dictionaries } from './encoding/dictionaries/dictionaries.ts';
+import { codedTag, entityTag } from './http/etag.ts';
+import { httpDate, lastModifiedSeconds } from './http/last-modified.ts';
+import { isHtml, mediaType } from './http/media-types.ts';
+import { RepresentationMemo, type KnownEntity } from './encoding/memo.ts';
+import { MemoAnswers } from './pipeline/replay/memo-answers.ts';
+import { negotiate, type Coding } from './http/negotiate.ts';
+import { optimiseHtml } from './encoding/optimise.ts';
+import { copyInSlices, largeBody, sameInSlices, utf8InSlices } from './native/slices.ts';
+import { isNodeReadable, respondWithStream } from './pipeline/stream.ts';
+import { compressionRefusal, noTransform } from './pipeline/switches.ts';
+import { upgradeMaxSize, Upgrades } from './encoding/upgrades.ts';
+import { addVary } from './http/vary.ts';
 
 /** What one `buffer()` middleware shares between its requests. */
 interface Shared {
@@ -59,11 +59,11 @@ interface Shared {
   readonly compressing: Map<string, Promise<Buffer | null>>;
   /** Hot bodies waiting for their smallest encoding (adaptive compression). */
   readonly upgrades: Upgrades;
-  /** Addresses whose body changes on every request: they skip the memo (response/changing.ts). */
+  /** Addresses whose body changes on every request: they skip the memo (encoding/changing.ts). */
   readonly changing: ChangingBodies;
   /** Compression dictionaries (response/dictionaries/); undefined when off. */
   dictionaries: Dictionaries | undefined;
-  /** The pipeline's answers to bodies the memo recognised, given again (response/memo-answers.ts). */
+  /** The pipeline's answers to bodies the memo recognised, given again (pipeline/replay/memo-answers.ts). */
   readonly answers: MemoAnswers;
 }
 
@@ -81,7 +81,7 @@ interface Work {
   readonly options: ResolvedOptions;
   /** The body as the action made it (JSON already serialised); turned into bytes only when needed. */
   readonly source: string | Buffer;
-  /** A Node.js stream body, which takes the stream path (response/stream.ts) instead of the steps below. */
+  /** A Node.js stream body, which takes the stream path (pipeline/stream.ts) instead of the steps below. */
   readonly stream: Readable | undefined;
   /** Bare, lowercased media type. */
   readonly type: string;
@@ -300,9 +300,9 @@ const optimise: Step = async (work, shared) => {
 
 /**
  * A body the memo recognises, in a request that brings nothing the last
- * answer to it did not see, gets that answer again (response/memo-answers.ts
+ * answer to it did not see, gets that answer again (pipeline/replay/memo-answers.ts
  * lists the conditions): true when it did, and the pipeline is skipped.
- * Cache entries have their own prepared answers (cache/hit/prepared.ts).
+ * Cache entries have their own prepared answers (pipeline/replay/prepared-hits.ts).
  */
 function answeredFromMemo(work: Work, shared: Shared): boolean | Promise<boolean> {
   const { ctx, state, options } = work;
@@ -388,7 +388,7 @@ const notFinal = (): boolean => false;
 const smallBody = 1024;
 
 /**
- * Adaptive compression (response/adaptive.ts): the hot bytes when the memo
+ * Adaptive compression (encoding/adaptive.ts): the hot bytes when the memo
  * has them; else the cold bytes in `cold`, and when those were already in
  * the memo the body is hot, so its smallest encoding is queued, off this
  * request's path. null when compression does not make the body smaller.

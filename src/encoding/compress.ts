@@ -10,7 +10,7 @@
  */
 import { createRequire } from 'node:module';
 import zlib from 'node:zlib';
-import type { Coding } from './negotiate.ts';
+import type { Coding } from '../http/negotiate.ts';
 
 type ZstdBinding = typeof import('zstd-napi/binding.js');
 type ZstdModule = typeof import('zstd-napi');

@@ -15,16 +15,16 @@
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { Context } from 'koa';
-import type { DecisionLog } from '../decision-log.ts';
+import type { DecisionLog } from '../../base/decision-log.ts';
 import type { RepresentationMemo } from '../memo.ts';
 import { cacheControlSeconds } from '../../cache/lifetime.ts';
 import { notStorableAsSent, type StorableOptions } from '../../cache/storable.ts';
-import { beforeHeadIsSent, type SentHead } from '../sent-head.ts';
-import { addVary } from '../vary.ts';
+import { beforeHeadIsSent, type SentHead } from '../../http/sent-head.ts';
+import { addVary } from '../../http/vary.ts';
 import { dczAvailable, dczEncodeOffLoop, usableAsDictionary } from './dcz.ts';
 import { DictionaryKeeper, type KeeperDeps } from './keeper.ts';
 import { acceptsDcz, availableDictionary } from './request.ts';
-import { ruleFor, type DictionaryRule } from './rules.ts';
+import { ruleFor, type DictionaryRule } from '../../config/dictionaries.ts';
 
 /** A dictionary-coded body and the coding name its ETag carries (`dcz-` and the dictionary's hash, shortened). */
 export interface DictionaryCoded {

@@ -12,12 +12,12 @@
  * time a level-2 page needs one; when none is installed for a kind, that is
  * logged once and the blocks stay as they are.
  */
-import type { Logger } from '../logger.ts';
-import type { Messages } from '../messages.ts';
+import type { Logger } from '../base/logger.ts';
+import type { Messages } from '../base/messages.ts';
 import { squashHtml } from '../native/exports.ts';
 import type { SquashOptions } from '../native/types.ts';
 import { squashHtmlOffLoop, squashOffLoopMin } from '../native/squash-off-loop.ts';
-import { concatInSlices } from './slices.ts';
+import { concatInSlices } from '../native/slices.ts';
 
 /** What the optimiser needs to know about the response. */
 export interface OptimiseSettings {

@@ -5,7 +5,7 @@
  * a millisecond of work or less (`bench/large-bodies.bench.ts`); bodies up
  * to {@link largeBody} are done in one call, cheaper than the turns.
  */
-import { largeBuffer } from '../native/squash-off-loop.ts';
+import { largeBuffer } from './squash-off-loop.ts';
 
 /** Bodies above this many bytes (or UTF-16 units) are worked on in slices. */
 export const largeBody = 1024 * 1024;

@@ -3,8 +3,8 @@
  * worded by the catalog. Building a line costs a catalog lookup and a string,
  * so nothing is built when the logger would drop debug lines anyway.
  */
-import { defaultLogger, type Logger } from '../logger.ts';
-import type { MessageArgs, MessageKey, Messages } from '../messages.ts';
+import { defaultLogger, type Logger } from './logger.ts';
+import type { MessageArgs, MessageKey, Messages } from './messages.ts';
 
 const defaultVerbose = process.env.KOA_BUFFER_DEBUG === '1';
 

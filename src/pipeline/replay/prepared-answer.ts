@@ -3,9 +3,9 @@
  * remembered and given again when the same body comes back in a request
  * that would go through the pipeline with exactly the same inputs, so the
  * answer costs a few header sets instead of CHECK, OPTIMISE, COMPRESS and
- * VALIDATE. Two owners use it: cache hits (cache/hit/prepared.ts, by key
+ * VALIDATE. Two owners use it: cache hits (pipeline/replay/prepared-hits.ts, by key
  * and entry) and bodies the representation memo recognised
- * (response/memo-answers.ts, by the memo's entity).
+ * (pipeline/replay/memo-answers.ts, by the memo's entity).
  *
  * Nothing here decides anything the pipeline decides: the first time, the
  * whole pipeline runs, and what it changed (headers set or removed, the
@@ -20,7 +20,7 @@
  * they are neither compared nor touched, so they stay this request's own.
  */
 import type { Context } from 'koa';
-import { setBufferBody } from './koa-body.ts';
+import { setBufferBody } from '../../http/koa-body.ts';
 
 /** What a prepared answer reads and writes of the request's state. */
 export interface PreparedState {
@@ -35,7 +35,7 @@ export interface PreparedState {
 }
 
 /**
- * The response headers the pipeline (middleware.ts, steps CHECK to SEND, with
+ * The response headers the pipeline (buffer.ts, steps CHECK to SEND, with
  * Koa's body setter) reads: what its decisions depend on. A header it sets or
  * removes is compared too, whatever its name.
  */

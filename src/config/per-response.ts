@@ -13,7 +13,7 @@
  * application put there (a getter or a proxy that throws) throws from here.
  */
 import type { Context } from 'koa';
-import { errorText, valueLiteral } from './describe.ts';
+import { errorText, valueLiteral } from '../base/describe.ts';
 import { readOverride, responseOptions, type Refusal, type ResolvedOptions } from './options.ts';
 import { sectionDeclarations } from './section.ts';
 

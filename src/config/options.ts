@@ -8,22 +8,22 @@
  * is reported, and the checks that look at several options come last.
  */
 import type { Context } from 'koa';
-import type { CacheStore } from './cache/stores/store.ts';
-import { parseDuration } from './duration.ts';
-import { parseSize } from './size.ts';
-import { BufferOptionError } from './errors.ts';
-import type { CacheLock } from './locks/protocol.ts';
-import { defaultLogger, isLogger, type Logger } from './logger.ts';
-import { isMessageOverrides, Messages, type MessageOverrides } from './messages.ts';
-import { defaultEncodings } from './response/adaptive.ts';
+import type { CacheStore } from '../base/store.ts';
+import { parseDuration } from '../base/duration.ts';
+import { parseSize } from '../base/size.ts';
+import { BufferOptionError } from '../base/errors.ts';
+import type { CacheLock } from '../locks/protocol.ts';
+import { defaultLogger, isLogger, type Logger } from '../base/logger.ts';
+import { isMessageOverrides, Messages, type MessageOverrides } from '../base/messages.ts';
+import { defaultEncodings } from '../encoding/adaptive.ts';
 import {
   dictionariesProblem,
   resolveDictionaries,
   type DictionaryRule,
   type DictionaryRuleOption,
-} from './response/dictionaries/rules.ts';
-import { codingAvailable, defaultLevels, levelRange } from './response/compress.ts';
-import { isLastModifiedOption, type LastModifiedOption, type MtimeCache } from './response/last-modified.ts';
+} from './dictionaries.ts';
+import { codingAvailable, defaultLevels, levelRange } from '../encoding/compress.ts';
+import { isLastModifiedOption, type LastModifiedOption, type MtimeCache } from '../http/last-modified.ts';
 import {
   defaultCompressibleTypes,
   defaultExcludedTypes,
@@ -32,14 +32,14 @@ import {
   TypeMatcher,
   type MediaTypeList,
   type MediaTypeOption,
-} from './response/media-types.ts';
-import { isTagList } from './cache/purge/tags.ts';
-import { defaultMemoMaxSize } from './response/memo.ts';
-import { allCodings, canonicalCoding, type Coding } from './response/negotiate.ts';
+} from '../http/media-types.ts';
+import { isTagList } from '../http/tags.ts';
+import { defaultMemoMaxSize } from '../encoding/memo.ts';
+import { allCodings, canonicalCoding, type Coding } from '../http/negotiate.ts';
 
 // The contracts of the `cache` and `cacheLock` options are declared once, beside their implementations.
-export type { CacheStore } from './cache/stores/store.ts';
-export type { CacheLock } from './locks/protocol.ts';
+export type { CacheStore } from '../base/store.ts';
+export type { CacheLock } from '../locks/protocol.ts';
 
 /** A content coding name as the `encodings` option takes it. */
 export type EncodingName = Coding | 'x-gzip';
