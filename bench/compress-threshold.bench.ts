@@ -9,7 +9,8 @@
  */
 import { median, quick, report, sample, type Row } from './harness.ts';
 import { htmlPage } from './fixtures/pages.ts';
-import { compressIn, defaultLevels, syncLimit } from '../src/encoding/compress.ts';
+import { compressIn, syncLimit } from '../src/encoding/compress.ts';
+import { defaultLevels } from '../src/http/codings.ts';
 import type { Coding } from '../src/http/negotiate.ts';
 
 /** The longest a request may hold the event loop for one compression. */

@@ -33,7 +33,8 @@ import {
   type Held,
 } from './encoding/adaptive.ts';
 import { ChangingBodies } from './encoding/changing.ts';
-import { codingAvailable, compress } from './encoding/compress.ts';
+import { compress } from './encoding/compress.ts';
+import { codingAvailable } from './http/codings.ts';
 import { notModifiedReason } from './http/conditional.ts';
 import { DecisionLog } from './base/decision-log.ts';
 import { Dictionaries } from './encoding/dictionaries/dictionaries.ts';

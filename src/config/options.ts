@@ -15,14 +15,13 @@ import { BufferOptionError } from '../base/errors.ts';
 import type { CacheLock } from '../locks/protocol.ts';
 import { defaultLogger, isLogger, type Logger } from '../base/logger.ts';
 import { isMessageOverrides, Messages, type MessageOverrides } from '../base/messages.ts';
-import { defaultEncodings } from '../encoding/adaptive.ts';
 import {
   dictionariesProblem,
   resolveDictionaries,
   type DictionaryRule,
   type DictionaryRuleOption,
 } from './dictionaries.ts';
-import { codingAvailable, defaultLevels, levelRange } from '../encoding/compress.ts';
+import { codingAvailable, defaultEncodings, defaultLevels, levelRange } from '../http/codings.ts';
 import { isLastModifiedOption, type LastModifiedOption, type MtimeCache } from '../http/last-modified.ts';
 import {
   defaultCompressibleTypes,
@@ -34,7 +33,6 @@ import {
   type MediaTypeOption,
 } from '../http/media-types.ts';
 import { isTagList } from '../http/tags.ts';
-import { defaultMemoMaxSize } from '../encoding/memo.ts';
 import { allCodings, canonicalCoding, type Coding } from '../http/negotiate.ts';
 
 // The contracts of the `cache` and `cacheLock` options are declared once, beside their implementations.
@@ -281,6 +279,9 @@ export interface ResolvedOptions {
   /** True when `ctx.state.buffer` set a varyBy that is not a list of header names: the request bypasses the cache. */
   varyByRefused: boolean;
 }
+
+/** The memo's default budget, 64 MiB: room for a few hundred typical pages in every coding. */
+export const defaultMemoMaxSize = 64 * 1024 * 1024;
 
 /** Default cacheLockTimeout, seconds; also what a per-response `undefined` means. */
 export const defaultCacheLockTimeout = 10;

@@ -14,16 +14,9 @@
  * a client already holds (If-None-Match), whatever coding it was sent in.
  */
 import { codingTable, coldOrder, hotOrder } from './coding-table.ts';
-import { codingAvailable } from './compress.ts';
+import { defaultEncodings } from '../http/codings.ts';
 import { parseIfNoneMatch } from '../http/conditional.ts';
-import { allCodings, negotiate, type Coding } from '../http/negotiate.ts';
-
-/**
- * The `encodings` of options that do not set it: every coding this process
- * can make. One array, so a response can tell the default (temperature
- * decides the order) from a user's list (their order wins).
- */
-export const defaultEncodings: readonly Coding[] = Object.freeze(allCodings.filter(codingAvailable));
+import { negotiate, type Coding } from '../http/negotiate.ts';
 
 /** The server preference for cold and for hot bodies. */
 export interface TemperatureOrders {

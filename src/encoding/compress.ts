@@ -8,39 +8,9 @@
  * turn of the event loop between slices. Where the limits come from: see
  * {@link syncLimit} and `bench/compress-threshold.bench.ts`.
  */
-import { createRequire } from 'node:module';
 import zlib from 'node:zlib';
+import { zstdLib, type ZstdBinding, type ZstdModule } from '../http/codings.ts';
 import type { Coding } from '../http/negotiate.ts';
-
-type ZstdBinding = typeof import('zstd-napi/binding.js');
-type ZstdModule = typeof import('zstd-napi');
-
-const require = createRequire(import.meta.url);
-
-function loadZstd(): { zstd: ZstdModule; binding: ZstdBinding } | undefined {
-  try {
-    return { zstd: require('zstd-napi') as ZstdModule, binding: require('zstd-napi/binding') as ZstdBinding };
-  } catch {
-    return undefined;
-  }
-}
-const zstdLib = loadZstd();
-
-/** True when a coding can be produced in this process (br, gzip and deflate always; zstd when zstd-napi loads). */
-export function codingAvailable(coding: Coding): boolean {
-  return coding !== 'zstd' || zstdLib !== undefined;
-}
-
-/** The default level per coding. */
-export const defaultLevels: Readonly<Record<Coding, number>> = { br: 4, zstd: 3, gzip: 6, deflate: 6 };
-
-/** The levels each coding accepts. */
-export const levelRange: Readonly<Record<Coding, readonly [number, number]>> = {
-  br: [0, 11],
-  zstd: [1, 22],
-  gzip: [0, 9],
-  deflate: [0, 9],
-};
 
 /**
  * The largest body, in bytes, compressed synchronously on the event loop.

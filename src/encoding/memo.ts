@@ -45,9 +45,6 @@ type Entry = KnownEntity | Encoded;
 /** Bytes charged per entry beyond its buffers: the key, the entry object and the LRU's bookkeeping. */
 const entryOverhead = 96;
 
-/** 64 MiB: room for a few hundred typical pages in every coding. */
-export const defaultMemoMaxSize = 64 * 1024 * 1024;
-
 function sizeOf(entry: Entry, key: string): number {
   if ('raw' in entry) {
     // A string is charged two bytes a character, what V8 needs at most.

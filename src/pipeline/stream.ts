@@ -26,7 +26,7 @@ import { pipeline, type Readable, type Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Context } from 'koa';
 import type { ResolvedOptions } from '../config/options.ts';
-import { codingAvailable } from '../encoding/compress.ts';
+import { codingAvailable } from '../http/codings.ts';
 import { notModifiedReason } from '../http/conditional.ts';
 import type { DecisionLog } from '../base/decision-log.ts';
 import { codedTag } from '../http/etag.ts';

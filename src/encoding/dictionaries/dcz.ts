@@ -9,21 +9,10 @@
  * raw content, so bytes starting with that magic are never offered (see
  * {@link usableAsDictionary}).
  */
-import { createRequire } from 'node:module';
+import { zstdLib, type ZstdBinding } from '../../http/codings.ts';
 import { UpgradeThread } from '../upgrade-thread.ts';
 
-type ZstdBinding = typeof import('zstd-napi/binding.js');
-
-const require = createRequire(import.meta.url);
-
-function loadZstd(): ZstdBinding | undefined {
-  try {
-    return require('zstd-napi/binding') as ZstdBinding;
-  } catch {
-    return undefined;
-  }
-}
-const zstd = loadZstd();
+const zstd = zstdLib?.binding;
 
 /** True when dcz can be produced in this process (zstd-napi loads). */
 export const dczAvailable = zstd !== undefined;
