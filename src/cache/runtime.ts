@@ -11,7 +11,6 @@ import { FileLock } from '../locks/file-lock.ts';
 import type { CacheLock, ResolvedOptions } from '../config/options.ts';
 import type { DecisionLog } from '../base/decision-log.ts';
 import type { Flight, FlightContext } from './flight/flight.ts';
-import { PreparedHits } from '../pipeline/replay/prepared-hits.ts';
 import type { CacheStore } from '../base/store.ts';
 import { LruCacheStore } from './stores/lru-cache-store.ts';
 import { MemoryStore } from './stores/memory.ts';
@@ -33,8 +32,6 @@ export class CacheRuntime implements FlightContext {
   readonly revalidating = new Set<string>();
   readonly lock: CacheLock | undefined;
   readonly log: DecisionLog;
-  /** The pipeline's answers to replayed entries, given again for the same inputs. */
-  readonly prepared = new PreparedHits();
   /** Stores by the `cache` value that named them (true or a URL string). */
   readonly #stores = new Map<unknown, CacheStore | { failed: number }>();
   /** The byte budget of the in-memory store (`cacheMemoryBytes`). */

@@ -7,9 +7,17 @@
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { SentHead } from '../http/sent-head.ts';
-import type { StoreableResponse } from './request-state.ts';
 import type { CacheEntry } from './entry.ts';
 import type { Lifetime } from './lifetime.ts';
+
+/** The response the STORE step hands over: the optimised, uncompressed entity. */
+export interface StoreableResponse {
+  status: number;
+  /** Response headers, lowercased names, without Content-Encoding and Content-Length (they describe one representation). */
+  headers: Record<string, string | string[]>;
+  /** The optimised, uncompressed entity. */
+  body: Buffer;
+}
 
 /** Why a response is not stored, as a Cache-Status detail token. */
 export type NotStorable = 'STATUS' | 'SET-COOKIE' | 'NO-STORE' | 'PRIVATE' | 'VARY' | 'TOO-LARGE';

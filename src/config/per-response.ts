@@ -14,7 +14,14 @@
  */
 import type { Context } from 'koa';
 import { errorText, valueLiteral } from '../base/describe.ts';
-import { readOverride, responseOptions, type Refusal, type ResolvedOptions } from './options.ts';
+import {
+  perResponseRefusal,
+  readOverride,
+  readOverrideValue,
+  responseOptions,
+  type Refusal,
+  type ResolvedOptions,
+} from './options.ts';
 import { sectionDeclarations } from './section.ts';
 
 /** The part of the request state this reads and writes. */
@@ -91,5 +98,64 @@ export function refusalArgs(
   } catch {
     // What was thrown cannot itself be described (a proxy): the line still names the option.
     return { where: setIn, name: refusal.name, value: 'unreadable', problem: refusal.key };
+  }
+}
+
+/** Per-call overrides of `ctx.bufferIsCached()`, as koa-cash's `ctx.cashed(maxAge)`. */
+export interface BufferIsCachedOptions {
+  /** Seconds or a duration string this response stays fresh in the cache, over `cacheDuration` and its Cache-Control. */
+  cacheDuration?: number | string;
+  /** Tags of this response's entry, kept in `ctx.state.buffer.cacheTags`. */
+  cacheTags?: string[];
+}
+
+/** Where per-call overrides are set, as log lines name it. */
+const setByCall = 'ctx.bufferIsCached()';
+
+/**
+ * Lays the per-call overrides of `ctx.bufferIsCached()` over
+ * `ctx.state.buffer`, where every per-response option lives (and where the
+ * tags are read from), unless that turns koa-buffer off for this response.
+ * A value the option would refuse in `buffer()`, or any other argument, is
+ * left out with one log line (a per-call value fails closed as every
+ * per-response value does); nothing the argument or `ctx.state.buffer`
+ * holds makes it throw.
+ */
+export function layCallOverrides(ctx: Context, overrides: unknown, config: ResolvedOptions): void {
+  const { logger, messages } = config;
+  const refuse = (problem: string): void => logger.warn(messages.text('cached_overrides', { problem }));
+  try {
+    if (overrides === null || typeof overrides !== 'object' || Array.isArray(overrides))
+      return refuse('the argument is not an object');
+    const accepted: Record<string, unknown> = {};
+    for (const name of Object.keys(overrides)) {
+      if (name !== 'cacheDuration' && name !== 'cacheTags') {
+        refuse(`${JSON.stringify(name)} is not one of them`);
+        continue;
+      }
+      const read = readOverrideValue(overrides, name);
+      const key = 'error' in read ? 'override_unreadable' : perResponseRefusal(name, read.value, config);
+      if (key !== undefined) {
+        const refusal = {
+          name,
+          value: 'value' in read ? read.value : undefined,
+          key,
+          error: (read as { error?: unknown }).error,
+        };
+        logger.warn(messages.text('log_override_refused', refusalArgs(setByCall, refusal, messages)));
+      } else if ((read as { value: unknown }).value !== undefined) accepted[name] = (read as { value: unknown }).value;
+    }
+    const stash: unknown = ctx.state.buffer;
+    if (stash === 0 || stash === false || stash === '') return; // koa-buffer is off for this response
+    const values = stash !== null && typeof stash === 'object' ? (stash as Record<string, unknown>) : {};
+    ctx.state.buffer = { ...values, ...accepted };
+  } catch (error) {
+    // The argument or ctx.state.buffer fought back (a throwing getter, a proxy): none of it is used.
+    logger.warn(
+      messages.text(
+        'log_override_unreadable',
+        refusalArgs(setByCall, { name: undefined, value: undefined, key: 'override_unreadable', error }, messages),
+      ),
+    );
   }
 }

@@ -21,27 +21,22 @@
  * server-side cache: each would need the whole body in memory.
  */
 import { stat } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Context } from 'koa';
 import type { ResolvedOptions } from '../config/options.ts';
-import { codingAvailable } from '../http/codings.ts';
-import { notModifiedReason } from '../http/conditional.ts';
+import { zstdLib } from '../http/codings.ts';
+import { isGetOrHead, responseHeader } from '../http/headers.ts';
 import type { DecisionLog } from '../base/decision-log.ts';
 import { codedTag } from '../http/etag.ts';
 import { feedFile, fileDescriptor, isPlainFileStream } from './file-feed.ts';
-import { negotiate, type Coding } from '../http/negotiate.ts';
-import { compressionRefusal } from './switches.ts';
-import { addVary } from '../http/vary.ts';
+import type { Coding } from '../http/negotiate.ts';
+import { chooseCoding, compressible, type Choice } from './coding.ts';
+import { notModifiedNow } from './conditional.ts';
 
-type ZstdModule = typeof import('zstd-napi');
-const require = createRequire(import.meta.url);
-
-/** The streaming zstd compressor, when zstd-napi loads (codingAvailable says the same). */
+/** The streaming zstd compressor; zstd is chosen only when zstd-napi loaded (http/codings.ts). */
 function zstdStream(level: number): Transform {
-  const { CompressStream } = require('zstd-napi') as ZstdModule;
-  return new CompressStream({ compressionLevel: level });
+  return new zstdLib!.zstd.CompressStream({ compressionLevel: level });
 }
 
 /** What the stream path needs to know about the response. */
@@ -50,24 +45,6 @@ export interface StreamResponse {
   readonly options: ResolvedOptions;
   /** Bare, lowercased media type. */
   readonly type: string;
-}
-
-/** True for a Node.js readable stream, the only stream bodies this path handles. */
-export function isNodeReadable(body: unknown): body is Readable {
-  return (
-    typeof body === 'object' &&
-    body !== null &&
-    typeof (body as Readable).pipe === 'function' &&
-    typeof (body as Readable).on === 'function' &&
-    typeof (body as Readable).read === 'function'
-  );
-}
-
-/** A response header as one string; undefined when absent. */
-function header(ctx: Context, name: string): string | undefined {
-  const value = ctx.res.getHeader(name);
-  if (value === undefined) return undefined;
-  return Array.isArray(value) ? value.join(', ') : String(value);
 }
 
 /**
@@ -87,21 +64,19 @@ export async function fileStreamTag(stream: Readable): Promise<string | undefine
   }
 }
 
-/** The coding this stream is sent in, or identity with the reason; adds Vary when the type is compressible. */
-function chooseCoding(response: StreamResponse): { coding: Coding | 'identity'; reason?: string } {
+/**
+ * The coding this stream is sent in, or identity with the reason: the
+ * buffered path's choice (coding.ts) among the `encodings` in their order,
+ * at the fixed levels (a stream is read once, so it is never hot), for a
+ * length the app declared (koa-send declares the file's size) or none.
+ */
+function streamCoding(response: StreamResponse): Choice {
   const { ctx, options, type } = response;
-  const refusal = compressionRefusal(ctx, options, type);
+  const refusal = compressible(ctx, options, type);
   if (refusal !== undefined) return { coding: 'identity', reason: refusal };
-  addVary(ctx, 'Accept-Encoding');
-  const negotiated = negotiate(ctx.request.headers['accept-encoding'], options.encodings);
-  if (negotiated.coding === 'identity') return negotiated;
-  // A length the app declared (koa-send declares the file's size) is known before a byte is read.
-  const length = Number(header(ctx, 'Content-Length'));
-  if (header(ctx, 'Content-Length') !== undefined && Number.isFinite(length) && length < options.minCompressSize)
-    return { coding: 'identity', reason: `smaller than minCompressSize (${options.minCompressSize})` };
-  if (!codingAvailable(negotiated.coding))
-    return { coding: 'identity', reason: `${negotiated.coding} is not available` };
-  return negotiated;
+  const declared = responseHeader(ctx, 'Content-Length');
+  const length = declared === undefined ? undefined : Number(declared);
+  return chooseCoding(ctx, options, options.encodings, Number.isFinite(length) ? length : undefined);
 }
 
 /**
@@ -146,24 +121,18 @@ export async function respondWithStream(stream: Readable, response: StreamRespon
   // whose positioned reads would bypass that listener.
   const flowing = stream.readableFlowing === true;
   if (flowing) stream.pause();
-  const { coding, reason } = chooseCoding(response);
-  const validated = ctx.response.status === 200 && (ctx.request.method === 'GET' || ctx.request.method === 'HEAD');
+  const { coding, reason } = streamCoding(response);
+  const validated = ctx.response.status === 200 && isGetOrHead(ctx.request.method);
   if (validated && options.generateEtag && !ctx.res.hasHeader('ETag')) {
     const tag = await fileStreamTag(stream);
     if (tag !== undefined) ctx.response.set('ETag', tag);
   }
   if (stream.errored) throw stream.errored;
-  const etag = header(ctx, 'ETag');
+  const etag = responseHeader(ctx, 'ETag');
   if (etag !== undefined && coding !== 'identity') ctx.response.set('ETag', codedTag(etag, coding));
   if (validated && options.generate304) {
-    const notModified = notModifiedReason({
-      ifNoneMatch: ctx.request.headers['if-none-match'],
-      ifModifiedSince: ctx.request.headers['if-modified-since'],
-      etag: header(ctx, 'ETag'),
-      lastModified: header(ctx, 'Last-Modified'),
-      // The Last-Modified of a stream is the app's own (a file's mtime), not one koa-buffer guessed.
-      trustLastModified: true,
-    });
+    // The Last-Modified of a stream is the app's own (a file's mtime), not one koa-buffer guessed: trusted.
+    const notModified = notModifiedNow(ctx, true);
     if (notModified !== undefined) {
       log.debug('log_not_modified', { reason: notModified });
       // Koa drops the body of a 304; the unread stream is destroyed now, freeing its descriptor.

@@ -16,7 +16,6 @@ import test, { type ExecutionContext } from 'ava';
 import Koa from 'koa';
 import { encodeEntry, readEntry } from '../../src/cache/entry.ts';
 import { replayEntry } from '../../src/cache/hit/replay.ts';
-import type { CacheRequestState } from '../../src/cache/request-state.ts';
 import { MemoryStore } from '../../src/cache/stores/memory.ts';
 import { RedisStore } from '../../src/cache/stores/redis.ts';
 import { SqliteStore } from '../../src/cache/stores/sqlite.ts';
@@ -164,7 +163,7 @@ test('a replay is all or nothing: an entry that cannot be replayed leaves the re
   const app = new Koa();
   const request = new http.IncomingMessage(null as never);
   const ctx = app.createContext(request, new http.ServerResponse(request));
-  const state = { replayed: false } as CacheRequestState;
+  const visit = { replayed: false };
   const status = ctx.status;
   const now = Date.now();
   const entry = {
@@ -174,11 +173,11 @@ test('a replay is all or nothing: an entry that cannot be replayed leaves the re
     created: now,
     expires: now + 60_000,
   };
-  t.throws(() => replayEntry(ctx, state, entry), { instanceOf: TypeError, message: /set-cookie/ });
+  t.throws(() => replayEntry(ctx, visit, entry), { instanceOf: TypeError, message: /set-cookie/ });
   t.deepEqual(ctx.res.getHeaderNames(), [], 'no header was set');
   t.is(ctx.status, status, 'the status is as it was');
   t.is(ctx.body, undefined, 'no body');
-  t.false(state.replayed, 'the request is not marked replayed, so its own build is stored');
+  t.false(visit.replayed, 'the request is not marked replayed, so its own build is stored');
 });
 
 test('readEntry: absent and newer-format values are not damage; everything a response cannot carry is', (t) => {

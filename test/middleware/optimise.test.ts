@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import { buffer } from '../../src/buffer.ts';
-import { requestState, type StoreableResponse } from '../../src/pipeline/state.ts';
+import { readEntry } from '../../src/cache/entry.ts';
 import { squashHtml } from '../../src/native/exports.ts';
 import { inlineCss, inlineJs } from '../../bench/fixtures/inline-blocks.ts';
 import { decode, recordingLogger, serve } from '../helpers/serve.ts';
@@ -183,72 +183,92 @@ test('an optimisation that does not shrink the page is dropped', async (t) => {
   t.is((await server.request('/')).body.toString(), tight);
 });
 
+/** A Map used as the cache store, counting the entries written to it under cache keys (not the start-up probe's). */
+class CountingStore extends Map<string, unknown> {
+  writes = 0;
+  override set(key: string, value: unknown): this {
+    if (key.startsWith('buffer:') && 'entry' in readEntry(value)) this.writes++;
+    return super.set(key, value);
+  }
+}
+
+/** Waits until `done()` holds: an entry is written after its response is sent. */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
 test('a replayed entry is not optimised again, and is not stored again', async (t) => {
-  const stored: StoreableResponse[] = [];
+  const store = new CountingStore();
   const server = await serve(t, [
-    buffer({ optimiseContent: 1 }),
-    (ctx, next) => {
-      const state = requestState(ctx)!;
-      state.storeEntry = (entry) => {
-        stored.push(entry);
-      };
-      if (ctx.path === '/replayed') state.replayed = true;
-      return next();
-    },
-    (ctx) => {
+    buffer({ optimiseContent: 1, cache: store, varyBy: [] }),
+    async (ctx) => {
+      if (await ctx.bufferIsCached()) return;
+      ctx.state.buffer = { optimiseContent: 0 }; // the entry is built as it is, not squashed
       ctx.body = html;
     },
   ]);
-  t.is((await server.request('/replayed')).body.toString(), html, 'not squashed');
-  t.is(stored.length, 0, 'a replayed entry is not stored');
-  t.not((await server.request('/built')).body.toString(), html);
+  t.is((await server.request('/replayed')).body.toString(), html);
+  await until(() => store.writes === 1);
+  t.is(store.writes, 1, 'the build was stored');
+  const hit = await server.request('/replayed');
+  t.is(hit.headers['x-cache'], 'HIT');
+  t.is(hit.body.toString(), html, 'not squashed: it was optimised (here: not) when it was built');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.is(store.writes, 1, 'a replayed entry is not stored');
 });
 
 test('STORE hands over the optimised, uncompressed entity with status and headers, before VALIDATE', async (t) => {
-  const stored: StoreableResponse[] = [];
+  const store = new CountingStore();
   const server = await serve(t, [
-    buffer({ optimiseContent: 1, rewriteLinks: false }),
-    (ctx, next) => {
-      requestState(ctx)!.storeEntry = (entry) => {
-        stored.push(entry);
-      };
-      return next();
-    },
-    (ctx) => {
+    buffer({ optimiseContent: 1, rewriteLinks: false, cache: store, varyBy: [] }),
+    async (ctx) => {
+      if (await ctx.bufferIsCached()) return;
       ctx.set('X-Custom', 'yes');
       ctx.body = html;
     },
   ]);
   const response = await server.request('/', { headers: { 'accept-encoding': 'br', 'if-none-match': '*' } });
   t.is(response.status, 304, 'the client got its 304');
-  t.is(stored.length, 1, 'stored even though VALIDATE answered 304');
-  t.is(stored[0]!.status, 200);
-  t.true(stored[0]!.body.equals(squashHtml(html, { level: 1 })), 'the optimised, uncompressed entity');
-  t.is(stored[0]!.headers['x-custom'], 'yes');
-  t.is(stored[0]!.headers['content-type'], 'text/html; charset=utf-8');
-  t.is(stored[0]!.headers['content-encoding'], undefined, 'no representation headers');
-  t.is(stored[0]!.headers.etag, undefined, 'the ETag is made per representation, after STORE');
+  await until(() => store.writes === 1);
+  t.is(store.writes, 1, 'stored even though VALIDATE answered 304');
+  const read = readEntry([...store].find(([key]) => key.startsWith('buffer:'))?.[1]);
+  if (!('entry' in read)) return t.fail('no entry in the store');
+  const stored = read.entry;
+  t.is(stored.status, 200);
+  t.true(stored.body.equals(squashHtml(html, { level: 1 })), 'the optimised, uncompressed entity');
+  t.is(stored.headers['x-custom'], 'yes');
+  t.is(stored.headers['content-type'], 'text/html; charset=utf-8');
+  t.is(stored.headers['content-encoding'], undefined, 'no representation headers');
+  t.is(stored.headers.etag, undefined, 'the ETag is made per representation, after STORE');
 });
 
-test('onFinish hooks run after SEND, and also when the action throws', async (t) => {
-  const finished: string[] = [];
-  const server = await serve(t, [
-    buffer(),
-    (ctx, next) => {
-      requestState(ctx)!.onFinish.push(() => {
-        finished.push(`${ctx.path} ${ctx.status}`);
-      });
-      return next();
+test('FINISH runs after SEND, and also when the action throws: the lock of a build is released', async (t) => {
+  const events: string[] = [];
+  const lock = {
+    acquire: (key: string): [unknown, undefined] => {
+      events.push('acquire');
+      return [{ key }, undefined];
     },
-    (ctx) => {
+    release: (): [true, undefined] => {
+      events.push('release');
+      return [true, undefined];
+    },
+  };
+  const server = await serve(t, [
+    buffer({ cache: true, cacheLock: lock }),
+    async (ctx) => {
+      if (await ctx.bufferIsCached()) return;
       if (ctx.path === '/throws') throw new Error('the action failed');
       ctx.body = html;
     },
   ]);
   await server.request('/ok');
+  await until(() => events.length === 2);
+  t.deepEqual(events, ['acquire', 'release'], 'a build that succeeded released its lock');
   const failed = await server.request('/throws');
   t.is(failed.status, 500);
-  t.deepEqual(finished, ['/ok 200', '/throws 404'], 'both ran; the second before Koa turned the error into a 500');
+  await until(() => events.length === 4);
+  t.deepEqual(events, ['acquire', 'release', 'acquire', 'release'], 'so did the one whose action threw');
 });
 
 test('ctx.bufferIsCached() exists on every request and answers false without a cache', async (t) => {

@@ -5,7 +5,6 @@
  * compressed for this client and gets its own ETag and 304.
  */
 import type { Context } from 'koa';
-import type { CacheRequestState as RequestState } from '../request-state.ts';
 import type { Messages } from '../../base/messages.ts';
 import { entryProblem, type CacheEntry } from '../entry.ts';
 import { setBufferBody } from '../../http/koa-body.ts';
@@ -18,14 +17,14 @@ import { setBufferBody } from '../../http/koa-body.ts';
  * so one that cannot be replayed leaves the response and the request as they were.
  *
  * @param ctx - the request to answer
- * @param state - its koa-buffer state
+ * @param visit - its visit to the cache, marked replayed
  * @param entry - a fresh entry; its body is shared, never written to
  * @throws TypeError naming what is wrong when the entry cannot be replayed, before anything is set
  */
-export function replayEntry(ctx: Context, state: RequestState, entry: CacheEntry): void {
+export function replayEntry(ctx: Context, visit: { replayed: boolean }, entry: CacheEntry): void {
   const problem = entryProblem(entry);
   if (problem !== undefined) throw new TypeError(`cannot replay a cache entry with ${problem}`);
-  state.replayed = true;
+  visit.replayed = true;
   const { res, response } = ctx;
   if (res.headersSent) return; // someone answered already: nothing can be replayed
   // Through ctx.response, not ctx's delegating accessors: the same setters, one call less each on every hit.

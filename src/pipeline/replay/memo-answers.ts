@@ -8,11 +8,8 @@
  * (docs/decisions.md, "A repeated page is held against bare Koa doing the
  * same render").
  *
- * The caller checks what the request brings beyond Accept-Encoding: GET or
- * HEAD, no conditional header, `ctx.compress` unset, the options unchanged,
- * a `lastModified` that is not a function, no compression dictionary for
- * the path (its offer depends on the path, which two addresses with one
- * body do not share). Last-Modified can move while the entity stays (an
+ * The caller checks what the request brings beyond Accept-Encoding with
+ * the one rule for answering again (inputs.ts). Last-Modified can move while the entity stays (an
  * edited template whose output did not change): the caller passes the one
  * the pipeline would set now, and an answer that set another is not given.
  *
@@ -22,7 +19,7 @@
  */
 import type { Context } from 'koa';
 import type { KnownEntity } from '../../encoding/memo.ts';
-import { encodingsPerBody, given, recordRun, type Prepared, type PreparedState } from './prepared-answer.ts';
+import { encodingsPerBody, given, startRecording, type Prepared, type Recording } from './prepared-answer.ts';
 
 /** Accept-Encoding values longer than this are answered afresh (browsers send a few dozen bytes). */
 const encodingsLongest = 256;
@@ -33,20 +30,18 @@ export class MemoAnswers {
 
   /**
    * Gives the remembered answer for `known` and returns true (the pipeline is
-   * skipped), or returns false and arranges for this run of the pipeline to
-   * be remembered.
+   * skipped), or returns the recording of this run of the pipeline, to be
+   * ended once its steps are done.
    *
    * @param ctx - the request, whose body the memo recognised as `known`
-   * @param state - its koa-buffer state
    * @param known - the memo's entity
    * @param lastModified - the Last-Modified the pipeline would set now (undefined for none)
    */
-  answer(ctx: Context, state: PreparedState, known: KnownEntity, lastModified: string | undefined): boolean {
+  answer(ctx: Context, known: KnownEntity, lastModified: string | undefined): true | Recording {
     const encodings = ctx.request.headers['accept-encoding'] ?? '';
     const prepared = this.#byEntity.get(known)?.get(encodings);
     if (given(ctx, prepared?.lastModified === lastModified ? prepared : undefined)) return true;
-    recordRun(ctx, state, (made) => this.#keep(known, encodings, made));
-    return false;
+    return startRecording(ctx, (made) => this.#keep(known, encodings, made));
   }
 
   #keep(known: KnownEntity, encodings: string, prepared: Prepared): void {

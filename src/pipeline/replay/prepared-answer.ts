@@ -15,17 +15,16 @@
  * `buffer()` options unchanged by sections and `ctx.state.buffer`, and the
  * owner's own conditions) and its response agrees with the recorded one in
  * everything the pipeline reads or writes: status, and the headers in
- * {@link pipelineHeaders} and in what the pipeline changed. Other headers (a
+ * `responseHeaderInputs` (inputs.ts) and in what the pipeline changed. Other headers (a
  * request id set by an outer middleware) are not the pipeline's business:
  * they are neither compared nor touched, so they stay this request's own.
  */
 import type { Context } from 'koa';
 import { setBufferBody } from '../../http/koa-body.ts';
+import { responseHeaderInputs } from './inputs.ts';
 
-/** What a prepared answer reads and writes of the request's state. */
+/** What a prepared answer reads of the request's state. */
 export interface PreparedState {
-  readonly onFinish: Array<(ctx: Context) => void | Promise<void>>;
-  readonly failed: boolean;
   /**
    * Set for a cold answer while a smaller one is being made: true while it
    * still is. A function that answers false at once marks an answer that
@@ -33,23 +32,6 @@ export interface PreparedState {
    */
   readonly upgradeWaits: (() => boolean) | undefined;
 }
-
-/**
- * The response headers the pipeline (buffer.ts, steps CHECK to SEND, with
- * Koa's body setter) reads: what its decisions depend on. A header it sets or
- * removes is compared too, whatever its name.
- */
-export const pipelineHeaders: readonly string[] = [
-  'content-type',
-  'content-encoding',
-  'content-length',
-  'transfer-encoding',
-  'vary',
-  'etag',
-  'last-modified',
-  'cache-control',
-  'expires',
-];
 
 type Value = number | string | readonly string[] | undefined;
 
@@ -111,12 +93,12 @@ function snapshot(ctx: Context): Snapshot {
 /**
  * After the pipeline: what it did to a plain 200 with a Buffer body, as an
  * answer for the same inputs; undefined when there is nothing to remember
- * (an error, another status, a body that is not bytes).
+ * (another status, a body that is not bytes).
  *
  * @param before - the snapshot taken when the pipeline began
  */
 function recorded(ctx: Context, state: PreparedState, before: Snapshot): Prepared | undefined {
-  if (state.failed || ctx.status !== 200 || !Buffer.isBuffer(ctx.body)) return undefined;
+  if (ctx.status !== 200 || !Buffer.isBuffer(ctx.body)) return undefined;
   // A dictionary offer is judged on each response's head as sent (dictionaries.ts): never given again unjudged.
   if (ctx.res.hasHeader('use-as-dictionary')) return undefined;
   const after = snapshot(ctx);
@@ -128,7 +110,7 @@ function recorded(ctx: Context, state: PreparedState, before: Snapshot): Prepare
   if (lengthAt >= 0 && !after.has('transfer-encoding') && Number(set[lengthAt]![1]) === ctx.body.length)
     set.splice(lengthAt, 1);
   const removed = [...before.keys()].filter((name) => !after.has(name));
-  const watched = [...new Set([...pipelineHeaders, ...set.map(([name]) => name), ...removed])];
+  const watched = [...new Set([...responseHeaderInputs, ...set.map(([name]) => name), ...removed])];
   return {
     status: 200,
     watched,
@@ -151,17 +133,23 @@ export function given(ctx: Context, known: Prepared | undefined): boolean {
   return true;
 }
 
+/** A run of the pipeline being recorded: the response as it stood when it began, and where the answer goes. */
+export interface Recording {
+  readonly before: Snapshot;
+  /** Stores the new answer where its owner finds it again. */
+  readonly keep: (prepared: Prepared) => void;
+}
+
+/** Starts recording the run of the pipeline about to begin; `keep` gets its answer (see {@link endRecording}). */
+export function startRecording(ctx: Context, keep: (prepared: Prepared) => void): Recording {
+  return { before: snapshot(ctx), keep };
+}
+
 /**
- * Arranges for the run of the pipeline about to begin to be recorded and
- * handed to `keep` once it is done (nothing is handed over when it did not
- * end in a plain 200 with bytes).
- *
- * @param keep - stores the new answer where its owner finds it again
+ * After the steps ran to their end: hands what they did to the recording's
+ * owner, when it ended in a plain 200 with bytes. Not called when a step threw.
  */
-export function recordRun(ctx: Context, state: PreparedState, keep: (prepared: Prepared) => void): void {
-  const before = snapshot(ctx);
-  state.onFinish.push((done) => {
-    const prepared = recorded(done, state, before);
-    if (prepared !== undefined) keep(prepared);
-  });
+export function endRecording(ctx: Context, state: PreparedState, recording: Recording): void {
+  const prepared = recorded(ctx, state, recording.before);
+  if (prepared !== undefined) recording.keep(prepared);
 }

@@ -4,15 +4,14 @@
  * and a few header sets instead of CHECK, COMPRESS and VALIDATE. Answers are
  * remembered by cache key, told apart by the entry's creation time and
  * length, and by Accept-Encoding. The caller checks the rest of what the
- * request brings: no conditional header, the options unchanged, a
- * `lastModified` that is not a function. The entry's Last-Modified cannot
+ * request brings with the one rule for answering again (inputs.ts). The entry's Last-Modified cannot
  * move while the entry is fresh: a newer app script or template makes the
  * entry stale first.
  */
 import type { Context } from 'koa';
 import { LRUCache } from 'lru-cache';
 import type { CacheEntry } from '../../cache/entry.ts';
-import { encodingsPerBody, given, recordRun, type Prepared, type PreparedState } from './prepared-answer.ts';
+import { encodingsPerBody, given, startRecording, type Prepared, type Recording } from './prepared-answer.ts';
 import { plainGet } from '../../base/lru-get.ts';
 
 /** The answers remembered for one entry of one key, by Accept-Encoding value. */
@@ -38,18 +37,18 @@ export class PreparedHits {
   /**
    * Called when the pipeline is about to process a replayed `entry`: gives
    * the remembered answer and returns true (the pipeline is skipped), or
-   * returns false and arranges for this run of the pipeline to be remembered.
+   * returns the recording of this run of the pipeline, to be ended once its
+   * steps are done; undefined when the response is no longer the entry.
    *
    * @param ctx - the request, its response as replayed (and as any inner middleware left it)
-   * @param state - its koa-buffer state
    * @param key - the cache key
    * @param entry - the entry replayed
    */
-  answer(ctx: Context, state: PreparedState, key: string, entry: CacheEntry): boolean {
+  answer(ctx: Context, key: string, entry: CacheEntry): true | Recording | undefined {
     // ctx.response rather than ctx's delegating accessors: the same properties, one call less each on every hit.
     const { response } = ctx;
-    if (ctx.respond === false || ctx.res.headersSent || !response.writable) return false;
-    if (response.body !== entry.body || response.status !== entry.status) return false;
+    if (ctx.respond === false || ctx.res.headersSent || !response.writable) return undefined;
+    if (response.body !== entry.body || response.status !== entry.status) return undefined;
     const encodings = ctx.request.headers['accept-encoding'] ?? '';
     // The entry is told by its key, creation time and length; no string is built per hit.
     const forEntry = this.#lru.get(key, plainGet);
@@ -58,8 +57,7 @@ export class PreparedHits {
         ? forEntry.byEncodings.get(encodings)
         : undefined;
     if (given(ctx, known)) return true;
-    recordRun(ctx, state, (prepared) => this.#keep(key, entry, encodings, prepared));
-    return false;
+    return startRecording(ctx, (prepared) => this.#keep(key, entry, encodings, prepared));
   }
 
   /** After the pipeline: what it did to a plain 200 is kept as the answer for the same inputs. */

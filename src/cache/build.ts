@@ -1,0 +1,249 @@
+/**
+ * A request that builds its key (docs/architecture.md, "The server-side
+ * cache"): its response, handed over at STORE, is judged on the head as
+ * sent (after every outer middleware has run, ../http/sent-head.ts), then
+ * its waiters are answered, the entry written and the lock released. A
+ * build that cannot be shared frees its waiters to run the action and marks
+ * the key hit-for-miss; one that fails ends its flight with the failure its
+ * waiters answer by (503, stale-if-error, or their own run).
+ */
+import type { Context } from 'koa';
+import { errorText } from '../base/describe.ts';
+import type { ResolvedOptions } from '../config/options.ts';
+import { beforeHeadIsSent, type SentHead } from '../http/sent-head.ts';
+import { responseTags } from '../http/tags.ts';
+import { statusNotStored, statusStaleOnError, statusStored, type Forward } from './cache-status.ts';
+import type { CacheEntry } from './entry.ts';
+import type { Flight, FlightFailure } from './flight/flight.ts';
+import { markNotStorable, seal, write } from './hit/lookup.ts';
+import { replayEntry } from './hit/replay.ts';
+import { boundedLifetime, lifetimeOf, storeMs, type Lifetime } from './lifetime.ts';
+import {
+  entryOf,
+  keysOnCookies,
+  notStorableAsSent,
+  notStorableReason,
+  varyFields,
+  type StoreableResponse,
+} from './storable.ts';
+import type { Visit } from './visit.ts';
+
+/** The failure a build that answered 5xx ends its flight with: its waiters may answer stale. */
+export const serverError = 'SERVER-ERROR';
+/** The failure of a flight whose builder's client left before the response was sent: a waiter builds instead. */
+export const abandoned = 'ABANDONED';
+/** The failure of a flight that found the key marked not storable: its waiters run the action. */
+export const hitForMiss = 'HIT-FOR-MISS';
+
+/** Flight failures after which a waiter holding an entry within its stale-if-error window answers it. */
+export const failedBuild = new Set<FlightFailure>(['TIMEOUT', 'ERROR', 'NO-ENTRY', 'LOCK-ERROR', serverError]);
+
+/**
+ * This request builds the key: its response is handed over at STORE. With
+ * `flight` undefined (no single flight, or a request whose page cannot come
+ * from another's build) it is stored if it may be, and nobody waits for it.
+ */
+export function startBuild(visit: Visit, flight: Flight | undefined, forward: Forward): void {
+  if (flight !== undefined) visit.runtime.log.debug('log_building', { key: visit.slot.key });
+  visit.build = { flight, forward, handedOver: false, answeredStale: false };
+  visit.builds = true;
+}
+
+/**
+ * After the action: when it threw (`error`) or answered 5xx, and the build
+ * has an entry within its stale-if-error window, that entry answers instead
+ * (its waiters answer from their own). True when it did: the error is not
+ * rethrown.
+ */
+export function answerStaleOnFailure(ctx: Context, visit: Visit, error: unknown): boolean {
+  const { build, fallback, runtime, slot } = visit;
+  if (build?.flight === undefined || fallback === undefined) return false;
+  const status = ctx.response.status;
+  if (error === undefined && status < 500) return false;
+  build.answeredStale = true;
+  const detail = error === undefined ? 'STATUS' : 'ERROR';
+  runtime.log.error('log_stale_if_error', {
+    key: slot.key,
+    detail: error === undefined ? `status ${status}` : errorText(error),
+  });
+  // Nothing of the failed response is kept, as Koa's own error answer keeps nothing.
+  for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
+  replayEntry(ctx, visit, fallback);
+  ctx.res.setHeader('x-cache', 'STALE');
+  statusStaleOnError(ctx, Date.now() - fallback.expires, detail, error === undefined ? status : undefined);
+  build.flight.settle({ failure: serverError });
+  return true;
+}
+
+/** What the pipeline hands over with the response, as resolved once the action was done. */
+export interface Handover {
+  /** The options of this response (sections and `ctx.state.buffer` laid over the `buffer()` options). */
+  readonly options: ResolvedOptions;
+  /** The response's tag header, taken off it before it was sent; undefined when absent. */
+  readonly tagHeader: string | undefined;
+}
+
+/**
+ * STORE: the response as the action left it is judged at once (a page that
+ * can never be stored frees its waiters now), and if it may be stored,
+ * judged again on the head as sent, and only then handed to waiters and stored.
+ */
+export function handOver(
+  ctx: Context,
+  visit: Visit,
+  response: StoreableResponse,
+  handover: Handover,
+): Promise<void> | undefined {
+  const build = visit.build;
+  if (build === undefined || build.handedOver) return undefined;
+  build.handedOver = true;
+  const { runtime, options, slot } = visit;
+  const early = notStorableReason(response, options);
+  if (early !== undefined) return refused(ctx, visit, early, response.status);
+  beforeHeadIsSent(ctx.res, (head) => {
+    if (head === undefined) {
+      // The client left and Koa never sent the response: what the outer middleware would have added is unknown.
+      runtime.log.debug('log_not_stored', { key: slot.key, reason: 'ABANDONED' });
+      build.flight?.settle({ failure: abandoned });
+      return undefined;
+    }
+    const reason = notStorableAsSent(head, response, options);
+    if (reason !== undefined) return refused(ctx, visit, reason, head.status);
+    return stored(ctx, visit, response, head, handover);
+  });
+  return undefined;
+}
+
+/**
+ * After SEND, also when a step or the action threw: a build whose response
+ * never reached STORE (the action threw, or CHECK left it alone: a stream,
+ * koa-buffer off …) ends its flight and releases its lock.
+ */
+export async function finishBuild(ctx: Context, visit: Visit, failed: boolean): Promise<void> {
+  const build = visit.build;
+  if (build === undefined || build.handedOver) return;
+  const { flight } = build;
+  if (flight === undefined) return statusNotStored(ctx, failed ? 'ERROR' : 'NOT-BUFFERED');
+  if (!build.answeredStale) {
+    const detail: FlightFailure = failed ? 'ERROR' : 'NOT-BUFFERED';
+    statusNotStored(ctx, detail);
+    if (detail === 'ERROR') flight.settle({ failure: detail });
+    else await notStorable(visit, flight, detail);
+  }
+  await flight.close();
+}
+
+/** A storable build: its waiters answered, then the entry written, then the lock released. */
+async function stored(
+  ctx: Context,
+  visit: Visit,
+  response: StoreableResponse,
+  head: SentHead,
+  handover: Handover,
+): Promise<void> {
+  const { options, slot } = visit;
+  const { flight, forward } = visit.build!;
+  const lifetime = lifetimeFor(response, options, handover.options);
+  const made = withOrigin(ctx, visit, entryOf(response, lifetime), handover);
+  if (made === undefined) return refused(ctx, visit, 'TAG', response.status);
+  const sealed = await seal(made);
+  // Waiters in this process are answered now, before the store is written to.
+  flight?.settle({ entry: sealed.entry, vary: builderVary(ctx, head, options.varyBy) });
+  if (purgedMeanwhile(ctx, visit, sealed.entry)) return void (await flight?.close());
+  const written = await write(slot, sealed.value, storeMs(lifetime));
+  // A refresh replaced an entry other processes may hold in their near caches.
+  if (written && slot.notBefore > 0) await slot.purges?.announce();
+  if (written) statusStored(ctx, forward);
+  else statusNotStored(ctx, 'STORE-ERROR');
+  // After the write, so a watcher in another process that finds the lock free also finds the entry.
+  await flight?.close();
+}
+
+/** A build that may not be stored, for `reason`: said so, and its waiters freed (a 5xx fails them instead). */
+function refused(ctx: Context, visit: Visit, reason: string, status: number): Promise<void> | undefined {
+  statusNotStored(ctx, reason);
+  visit.runtime.log.debug('log_not_stored', { key: visit.slot.key, reason });
+  const flight = visit.build?.flight;
+  if (flight === undefined) return undefined;
+  if (reason === 'STATUS' && status >= 500) {
+    flight.settle({ failure: serverError });
+    return undefined;
+  }
+  return notStorable(visit, flight, reason);
+}
+
+/**
+ * Ends a flight whose page cannot be shared: its waiters run the action
+ * themselves, and the key is marked hit-for-miss before the lock is
+ * released, so a process that finds the lock free finds the marker too.
+ */
+export async function notStorable(visit: Visit, flight: Flight, reason: string): Promise<void> {
+  flight.settle({ failure: reason }, { keepLock: true });
+  await markNotStorable(visit.slot, reason, visit.options.cacheHitForMiss);
+  await flight.close();
+}
+
+/**
+ * The entry with what a purge matches it by: the request's host and URL, the
+ * response's tags, and when the request looked the key up. Undefined when a
+ * tag is not one (logged): an entry no purge of that tag could reach is not stored.
+ */
+function withOrigin(ctx: Context, visit: Visit, entry: CacheEntry, handover: Handover): CacheEntry | undefined {
+  const { runtime, slot } = visit;
+  // The options as resolved after the action: it may have set ctx.state.buffer.cacheTags after its miss.
+  const tags = responseTags(handover.options.cacheTags, handover.tagHeader);
+  if ('bad' in tags) {
+    runtime.log.error('log_cache_tag_invalid', { key: slot.key, tag: JSON.stringify(tags.bad) });
+    return undefined;
+  }
+  entry.origin = { host: ctx.request.host.toLowerCase(), path: ctx.originalUrl, tags, since: visit.since };
+  return entry;
+}
+
+/** True when a purge this process knows of came after the lookup (no resurrection): the build is served, not stored. */
+function purgedMeanwhile(ctx: Context, visit: Visit, entry: CacheEntry): boolean {
+  const purges = visit.slot.purges;
+  if (purges === undefined || !purges.purgedNow(entry.origin, entry.created, visit.purgesSeen)) return false;
+  statusNotStored(ctx, 'PURGED');
+  visit.runtime.log.debug('log_not_stored', { key: visit.slot.key, reason: 'PURGED' });
+  return true;
+}
+
+/**
+ * The entry's TTL and stale windows: a value set for this response
+ * (`ctx.state.buffer`, `ctx.bufferIsCached({cacheDuration})`) first, then
+ * the response's Cache-Control, then the options (lifetime.ts).
+ *
+ * @param resolved - the response's options as resolved once the action was done
+ */
+function lifetimeFor(response: StoreableResponse, options: ResolvedOptions, resolved: ResolvedOptions): Lifetime {
+  const fromResponse = lifetimeOf(response.headers['cache-control'], options);
+  const set = (name: string): boolean => resolved.overridden.has(name);
+  return boundedLifetime({
+    ttl: set('cacheDuration') ? resolved.cacheDuration : fromResponse.ttl,
+    staleWhileRevalidate: set('cacheStaleWhileRevalidate')
+      ? resolved.cacheStaleWhileRevalidate
+      : fromResponse.staleWhileRevalidate,
+    staleIfError: set('cacheStaleIfError') ? resolved.cacheStaleIfError : fromResponse.staleIfError,
+  });
+}
+
+/** The builder's request headers its response (as sent) varies on; Cookie not when the key holds the cookies that count. */
+function builderVary(
+  ctx: Context,
+  head: SentHead,
+  varyBy: readonly string[],
+): Record<string, string | undefined> | undefined {
+  const vary = head.headers.vary;
+  const fields = varyFields(vary === undefined ? undefined : Array.isArray(vary) ? vary : String(vary));
+  if (fields.length === 0) return undefined;
+  const values: Record<string, string | undefined> = {};
+  for (const name of fields) if (name !== 'cookie' || !keysOnCookies(varyBy)) values[name] = requestHeader(ctx, name);
+  return values;
+}
+
+/** A request header as one string, repeated fields joined by a line feed (which no field value holds). */
+export function requestHeader(ctx: Context, name: string): string | undefined {
+  const value = ctx.request.headers[name];
+  return Array.isArray(value) ? value.join('\n') : value;
+}

@@ -1,0 +1,238 @@
+/**
+ * The cache's answer to `ctx.bufferIsCached()` (docs/architecture.md, "The
+ * server-side cache"), with Koa's async model: a request that waits for
+ * another one's build simply awaits here, and is answered (replayed or 503)
+ * before the promise resolves to true.
+ *
+ *   if a bypass rule applies (no cache, POST, …)      → false   fwd=bypass
+ *   a per-response varyBy that is no list of names    → false   fwd=bypass; detail=VARYBY
+ *   the key's cookies read two ways (cookie:NAME)     → false   fwd=bypass; detail=COOKIE
+ *   look the key up; the store failed                 → false   fwd=bypass; detail=STORE-ERROR
+ *   a fresh entry                                     → replay, true   hit
+ *   past its TTL, within stale-while-revalidate       → replay, refresh in the background, true   fwd=stale
+ *   miss, X-Cache: MISS; single flight off            → false, store when complete
+ *   a flight of this key in this process              → wait for it, true   collapsed (or 503)
+ *   open a flight; the lock says another process      → watch the store, true
+ *   else (lock taken, failed, or none): read again    → replay, true — or build: false
+ *
+ * A build or a wait that fails while an entry within its stale-if-error
+ * window was found is answered from that entry (docs/architecture.md, "Stale entries").
+ */
+import type { Context } from 'koa';
+import { errorText } from '../base/describe.ts';
+import type { ResolvedOptions } from '../config/options.ts';
+import { abandoned, failedBuild, hitForMiss, requestHeader, startBuild } from './build.ts';
+import { bypassReason, requestRefusesStored } from './bypass.ts';
+import {
+  statusBypass,
+  statusCollapsed,
+  statusCollapsedFailed,
+  statusHit,
+  statusMiss,
+  statusStale,
+  statusStaleOnError,
+  type Forward,
+} from './cache-status.ts';
+import { remainingMs, type CacheEntry } from './entry.ts';
+import { Flight, type FlightFailure, type Outcome } from './flight/flight.ts';
+import { lookup, type Lookup, type Slot } from './hit/lookup.ts';
+import { replayEntry, retryLater } from './hit/replay.ts';
+import { ambiguousCookie, cacheKeyOf } from './key.ts';
+import { revalidate, revalidatedKey } from './revalidate.ts';
+import type { CacheRuntime } from './runtime.ts';
+import { openVisit, type Visit } from './visit.ts';
+
+/**
+ * Decides whether the action must run (false) or the cache has answered, or
+ * will answer, this request (true). Throws only what a bug would throw; the
+ * caller turns that into a log line and a run of the action.
+ *
+ * @param options - the response's options as resolved when the action asked
+ */
+export function decide(ctx: Context, runtime: CacheRuntime, options: ResolvedOptions): boolean | Promise<boolean> {
+  // One clock read serves the environment switches, freshness, staleness and the hit's ttl.
+  const now = Date.now();
+  const bypass = bypassReason(ctx, options.cache !== undefined, now, options);
+  if (bypass !== undefined) return bypassed(ctx, bypass);
+  // A varyBy set for this response that is not a list of header names: keying on the URL alone would share the page.
+  if (options.varyByRefused) return bypassed(ctx, 'VARYBY');
+  const store = runtime.storeFor(options.cache);
+  if (store === undefined) return bypassed(ctx, 'CACHE-OFF');
+  if ('error' in store) return bypassed(ctx, 'STORE-ERROR');
+  // A stale-while-revalidate refresh (revalidate.ts) rebuilds the key of the visitor that started it.
+  const revalidating = revalidatedKey(ctx);
+  let key: string | typeof ambiguousCookie;
+  try {
+    key = revalidating ?? cacheKeyOf(ctx, options);
+  } catch (error) {
+    runtime.log.error('log_cache_key_failed', { error: errorText(error) });
+    return bypassed(ctx, 'KEY-ERROR');
+  }
+  // A session cookie named twice (or spelled so readers differ) could file one visitor's page under another's key.
+  if (key === ambiguousCookie) return bypassed(ctx, 'COOKIE');
+  // 'refresh': the stored entry is not looked at; the request rebuilds it through the flight.
+  const refresh = options.cacheRequestNoCache === 'refresh' && requestRefusesStored(ctx.request.headers);
+  const purges = runtime.bookFor(store);
+  const slot: Slot = { store, key, options, log: runtime.log, notBefore: refresh ? now : 0, purges };
+  const visit = openVisit(ctx, runtime, options, slot, now);
+  if (revalidating !== undefined) return fly(ctx, visit, 'stale');
+  if (refresh) return afterLookup(ctx, visit, refreshing);
+  const seen = lookup(slot, now);
+  return seen instanceof Promise ? seen.then((found) => afterLookup(ctx, visit, found)) : afterLookup(ctx, visit, seen);
+}
+
+function afterLookup(ctx: Context, visit: Visit, seen: Lookup): boolean | Promise<boolean> {
+  const { runtime, options, slot } = visit;
+  if ('error' in seen) {
+    runtime.log.error('log_cache_get_failed', { key: slot.key, error: errorText(seen.error) });
+    return bypassed(ctx, 'STORE-ERROR');
+  }
+  if ('found' in seen) return hit(ctx, visit, seen.found, seen.at);
+  if ('stale' in seen) return staleHit(ctx, visit, seen.stale, seen.at);
+  ctx.response.set('x-cache', 'MISS');
+  if ('pass' in seen) {
+    statusMiss(ctx, 'miss');
+    return passed(visit, seen.pass, 'log_hit_for_miss');
+  }
+  visit.fallback = seen.fallback;
+  statusMiss(ctx, seen.miss);
+  if (!options.cacheSingleFlight) return solo(visit, seen.miss);
+  return fly(ctx, visit, seen.miss);
+}
+
+/** What a refresh looks up: nothing, it goes to the action (or joins the build under way). */
+const refreshing: Lookup = { miss: 'request' };
+
+function bypassed(ctx: Context, detail: string): false {
+  statusBypass(ctx, detail);
+  return false;
+}
+
+/** A fresh entry, found fresh at `at`: replayed, and named to the pipeline, which may give its earlier answer again. */
+function hit(ctx: Context, visit: Visit, entry: CacheEntry, at: number): true {
+  replayEntry(ctx, visit, entry);
+  statusHit(ctx, remainingMs(entry, at));
+  visit.runtime.log.debug('log_cache_hit', { key: visit.slot.key });
+  visit.hitKey = visit.slot.key;
+  visit.hitEntry = entry;
+  return true;
+}
+
+/** An entry past its TTL within its stale-while-revalidate window: replayed at once, and refreshed in the background. */
+function staleHit(ctx: Context, visit: Visit, entry: CacheEntry, at: number): true {
+  const { runtime, slot } = visit;
+  replayEntry(ctx, visit, entry);
+  ctx.res.setHeader('x-cache', 'STALE');
+  statusStale(ctx, at - entry.expires);
+  runtime.log.debug('log_cache_stale', { key: slot.key });
+  revalidate(ctx, runtime, slot.key);
+  return true;
+}
+
+// --- single flight ----------------------------------------------------------
+
+/** Joins the key's flight in this process, or opens one: builds, watches, or replays what the last look found. */
+async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolean> {
+  const { runtime, slot, options } = visit;
+  const joined = runtime.table.get(slot.key);
+  if (joined !== undefined) {
+    // Another request of this process builds (or watches) the key.
+    runtime.log.debug('log_waiting', { key: slot.key });
+    return answer(ctx, visit, await joined.done, forward);
+  }
+  const flight = new Flight(runtime, slot, options.cacheLockTimeout * 1000);
+  if (runtime.lock !== undefined) {
+    const taken = await flight.takeLock();
+    if (taken === 'busy' && flight.outcome === undefined) {
+      // Another process builds; this request watches the shared store for the process.
+      runtime.log.debug('log_waiting_worker', { key: slot.key });
+      const turn = await flight.watch(options.cacheWaitFailure);
+      if (turn !== 'build') return answer(ctx, visit, turn, forward);
+      startBuild(visit, flight, forward);
+      return false;
+    }
+    // A failing backend never stops a build: this process builds with its own flight (docs/decisions/, "Locks").
+    if (typeof taken === 'object') runtime.log.error('log_lock_failed', { key: slot.key, error: taken.error });
+  }
+  if (flight.outcome === undefined) {
+    // lua-resty-lock's step 3: a page stored between the miss and the lock is replayed, not rebuilt.
+    const again = await lookup(slot);
+    if ('error' in again) runtime.log.error('log_cache_get_failed', { key: slot.key, error: errorText(again.error) });
+    if ('found' in again && flight.settle({ entry: again.found })) {
+      await flight.close();
+      return hit(ctx, visit, again.found, Date.now());
+    }
+    // Another build found its page not storable meanwhile: this one runs alone, and so do the waiters.
+    if ('pass' in again && flight.settle({ failure: hitForMiss })) {
+      await flight.close();
+      return passed(visit, again.pass, 'log_hit_for_miss');
+    }
+  }
+  // cacheLockTimeout passed while the lock or the store answered.
+  if (flight.outcome !== undefined) return answer(ctx, visit, flight.outcome, forward);
+  startBuild(visit, flight, forward);
+  return false;
+}
+
+/**
+ * Flight failures that say the build is fine but cannot be shared (it set a
+ * cookie, is private, varies, answered another status, was not buffered, …):
+ * every other failure is a build that failed or took too long.
+ */
+function cannotBeShared(failure: FlightFailure): boolean {
+  return !failedBuild.has(failure) && failure !== abandoned;
+}
+
+/** Answers a request that waited (docs/architecture.md, "The waiter's path"). */
+function answer(ctx: Context, visit: Visit, outcome: Outcome, forward: Forward): boolean | Promise<boolean> {
+  if ('failure' in outcome) {
+    const { failure } = outcome;
+    // The builder's client left before its page was sent: nothing was kept, so one waiter builds again.
+    if (failure === abandoned) return fly(ctx, visit, forward);
+    if (cannotBeShared(failure)) return passed(visit, failure, 'log_pass');
+    return waitFailed(ctx, visit, failure);
+  }
+  const { vary } = outcome;
+  if (vary !== undefined) {
+    // Never hand over a page that varies on a header this request differs in: this request builds its own.
+    for (const [name, value] of Object.entries(vary))
+      if (requestHeader(ctx, name) !== value) return passed(visit, 'VARY', 'log_pass');
+  }
+  replayEntry(ctx, visit, outcome.entry);
+  statusCollapsed(ctx);
+  return true;
+}
+
+/**
+ * A request whose page cannot come from another's build (hit-for-miss, or
+ * the build it waited for cannot be shared): it runs the action itself,
+ * like a miss without single flight, and its own response is stored if it may be.
+ */
+function passed(visit: Visit, detail: string, key: 'log_pass' | 'log_hit_for_miss'): false {
+  visit.runtime.log.debug(key, { key: visit.slot.key, detail });
+  return solo(visit, 'miss');
+}
+
+/** The build waited for failed or took too long: 503, or with cacheWaitFailure 'run' the action runs. */
+function waitFailed(ctx: Context, visit: Visit, detail: FlightFailure): boolean {
+  const { runtime, options, slot, fallback } = visit;
+  if (fallback !== undefined && failedBuild.has(detail)) {
+    // stale-if-error: the entry found past its TTL is better than a 503.
+    replayEntry(ctx, visit, fallback);
+    ctx.res.setHeader('x-cache', 'STALE');
+    statusStaleOnError(ctx, Date.now() - fallback.expires, detail);
+    runtime.log.debug('log_stale_if_error', { key: slot.key, detail });
+    return true;
+  }
+  statusCollapsedFailed(ctx, detail);
+  if (options.cacheWaitFailure === 'run') return solo(visit, 'miss');
+  runtime.log.debug('log_gave_up', { key: slot.key, detail });
+  retryLater(ctx, runtime.log.messages, detail === 'TIMEOUT' ? 'retry_later' : 'retry_later_failed');
+  return true;
+}
+
+/** The action runs and its response is stored when sent, without a flight. */
+function solo(visit: Visit, forward: Forward): false {
+  startBuild(visit, undefined, forward);
+  return false;
+}

@@ -1,0 +1,81 @@
+/**
+ * What the pipeline may call of the cache, in the order a request calls it:
+ *
+ *   lookup    when the action asks (`ctx.bufferIsCached()`): a hit, a wait
+ *             answered, a build, or a bypass
+ *   facts     what the pipeline needs to know of the answer: replayed,
+ *             builds, the hit's key and entry
+ *   failed    after the action, when it threw or answered 5xx: answered
+ *             from a stale-if-error entry instead?
+ *   store     at STORE: the optimised, uncompressed entity handed over
+ *   finish    after SEND, also when something threw: a build that never
+ *             reached STORE ends its flight and frees its lock
+ *
+ * The cache keeps its per-request data to itself (visit.ts); every call
+ * here finds it on the context.
+ */
+import type { Context } from 'koa';
+import { errorText } from '../base/describe.ts';
+import type { ResolvedOptions } from '../config/options.ts';
+import { answerStaleOnFailure, finishBuild, handOver, type Handover } from './build.ts';
+import { decide } from './decide.ts';
+import type { CacheRuntime } from './runtime.ts';
+import type { StoreableResponse } from './storable.ts';
+import { visitOf, type CacheFacts } from './visit.ts';
+
+export type { CacheFacts } from './visit.ts';
+export type { Handover } from './build.ts';
+export type { StoreableResponse } from './storable.ts';
+
+/**
+ * Looks the request up: resolves true when the cache has answered it, or
+ * will (a hit, a wait answered), false when the action must run. Never
+ * rejects: a failing store, lock or cacheKey function costs a log line and
+ * the action runs.
+ *
+ * @param options - the response's options as resolved when the action asked
+ */
+export function lookup(ctx: Context, runtime: CacheRuntime, options: ResolvedOptions): Promise<boolean> {
+  // Never a failed request: whatever went wrong (a corrupt entry's header, a bug), the action runs.
+  const failed = (error: unknown): false => {
+    runtime.log.error('log_cache_get_failed', { key: 'for this request', error: errorText(error) });
+    return false;
+  };
+  try {
+    const answer = decide(ctx, runtime, options);
+    // A hit from a synchronous store is decided without a Promise; only the answer is one.
+    return answer instanceof Promise ? answer.catch(failed) : Promise.resolve(answer);
+  } catch (error) {
+    return Promise.resolve(failed(error));
+  }
+}
+
+/** What the pipeline needs to know of the request's visit; undefined when it never reached a key. */
+export function facts(ctx: Context): CacheFacts | undefined {
+  return visitOf(ctx);
+}
+
+/**
+ * After the action, when it threw (`error`) or answered 5xx: true when the
+ * build's stale-if-error entry answered instead (the error is then not rethrown).
+ */
+export function failed(ctx: Context, error: unknown): boolean {
+  const visit = visitOf(ctx);
+  return visit !== undefined && answerStaleOnFailure(ctx, visit, error);
+}
+
+/**
+ * STORE: hands the response over when this request builds; it is judged on
+ * the head as sent, then stored. A response that can never be stored frees
+ * the build's waiters at once: the promise settles when they are.
+ */
+export async function store(ctx: Context, response: StoreableResponse, handover: Handover): Promise<void> {
+  const visit = visitOf(ctx);
+  if (visit !== undefined) await handOver(ctx, visit, response, handover);
+}
+
+/** After SEND, also when the action or a step threw (`failed`): ends a build that never reached STORE. */
+export async function finish(ctx: Context, failed: boolean): Promise<void> {
+  const visit = visitOf(ctx);
+  if (visit !== undefined) await finishBuild(ctx, visit, failed);
+}
