@@ -86,7 +86,8 @@ function replay(ctx: Context, known: Prepared): void {
 /** Every response header, taken when the pipeline begins. */
 function snapshot(ctx: Context): Snapshot {
   const all: Snapshot = new Map();
-  for (const name of ctx.res.getHeaderNames()) all.set(name, ctx.res.getHeader(name) as Value);
+  const headers = ctx.res.getHeaders();
+  for (const name in headers) all.set(name, headers[name] as Value);
   return all;
 }
 
