@@ -4,6 +4,7 @@
  * synchronous answer (the memory and SQLite stores, FileLock) is returned
  * as it is, without a timer or a Promise.
  */
+import { isThenable } from './thenable.ts';
 
 /** The error a call that took too long rejects with. */
 export class CallTimeout extends Error {
@@ -18,14 +19,6 @@ Object.defineProperty(CallTimeout.prototype, 'name', {
   writable: true,
   configurable: true,
 });
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
-}
 
 /**
  * Calls `call` and bounds its answer to `ms` milliseconds.

@@ -10,6 +10,7 @@
 import type { Context } from 'koa';
 import { errorText } from '../base/describe.ts';
 import type { ResolvedOptions } from '../config/options.ts';
+import { requestHeaderLines } from '../http/headers.ts';
 import { beforeHeadIsSent, type SentHead } from '../http/sent-head.ts';
 import { responseTags } from '../http/tags.ts';
 import { statusNotStored, statusStaleOnError, statusStored, type Forward } from './cache-status.ts';
@@ -238,12 +239,7 @@ function builderVary(
   const fields = varyFields(vary === undefined ? undefined : Array.isArray(vary) ? vary : String(vary));
   if (fields.length === 0) return undefined;
   const values: Record<string, string | undefined> = {};
-  for (const name of fields) if (name !== 'cookie' || !keysOnCookies(varyBy)) values[name] = requestHeader(ctx, name);
+  for (const name of fields)
+    if (name !== 'cookie' || !keysOnCookies(varyBy)) values[name] = requestHeaderLines(ctx, name);
   return values;
-}
-
-/** A request header as one string, repeated fields joined by a line feed (which no field value holds). */
-export function requestHeader(ctx: Context, name: string): string | undefined {
-  const value = ctx.request.headers[name];
-  return Array.isArray(value) ? value.join('\n') : value;
 }

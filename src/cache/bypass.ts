@@ -5,6 +5,7 @@
  * (`fwd=bypass; detail=…`, RFC 9211 2.4 and 2.7).
  */
 import type { Context } from 'koa';
+import { isGetOrHead } from '../http/headers.ts';
 
 /** Why a request bypasses the cache, as a Cache-Status detail token. */
 export type BypassReason =
@@ -113,7 +114,7 @@ export function bypassReason(
 ): BypassReason | undefined {
   if (!hasCache) return 'CACHE-OFF';
   const method = ctx.request.method;
-  if (method !== 'GET' && method !== 'HEAD') return 'METHOD';
+  if (!isGetOrHead(method)) return 'METHOD';
   const headers = ctx.request.headers;
   // RFC 9111 3.5: a response to an authenticated request is someone's own.
   if (headers.authorization !== undefined) return 'AUTHORIZATION';

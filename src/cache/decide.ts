@@ -21,7 +21,8 @@
 import type { Context } from 'koa';
 import { errorText } from '../base/describe.ts';
 import type { ResolvedOptions } from '../config/options.ts';
-import { abandoned, failedBuild, hitForMiss, requestHeader, startBuild } from './build.ts';
+import { requestHeaderLines } from '../http/headers.ts';
+import { abandoned, failedBuild, hitForMiss, startBuild } from './build.ts';
 import { bypassReason, requestRefusesStored } from './bypass.ts';
 import {
   statusBypass,
@@ -196,7 +197,7 @@ function answer(ctx: Context, visit: Visit, outcome: Outcome, forward: Forward):
   if (vary !== undefined) {
     // Never hand over a page that varies on a header this request differs in: this request builds its own.
     for (const [name, value] of Object.entries(vary))
-      if (requestHeader(ctx, name) !== value) return passed(visit, 'VARY', 'log_pass');
+      if (requestHeaderLines(ctx, name) !== value) return passed(visit, 'VARY', 'log_pass');
   }
   replayEntry(ctx, visit, outcome.entry);
   statusCollapsed(ctx);

@@ -23,6 +23,7 @@ import type { Context } from 'koa';
 import { md5 } from '../native/exports.ts';
 import { appIdentity } from '../base/app-identity.ts';
 import { ambiguousCookie, readCookie } from '../http/cookies.ts';
+import { requestHeaderLines } from '../http/headers.ts';
 
 export { ambiguousCookie } from '../http/cookies.ts';
 
@@ -48,13 +49,6 @@ function field(text: string): string {
   let hex = '';
   for (let i = 0; i < text.length; i++) hex += text.charCodeAt(i).toString(16).padStart(4, '0');
   return `!${hex.length}:${hex}`;
-}
-
-/** A request header as one string (Node joins repeated ones), undefined when absent. */
-function header(ctx: Context, name: string): string | undefined {
-  const value = ctx.request.headers[name];
-  if (value === undefined) return undefined;
-  return Array.isArray(value) ? value.join('\n') : value;
 }
 
 /** The application's identity: its script path, so two apps sharing a store never share entries. */
@@ -85,10 +79,10 @@ function encode(
   const optional = (value: string | undefined): string => (value === undefined ? '-' : as(value));
   for (const name of varyBy) {
     if (!name.startsWith('cookie:')) {
-      material += as(name) + optional(header(ctx, name));
+      material += as(name) + optional(requestHeaderLines(ctx, name));
       continue;
     }
-    const read = readCookie(header(ctx, 'cookie'), name.slice(7));
+    const read = readCookie(requestHeaderLines(ctx, 'cookie'), name.slice(7));
     if (read === ambiguousCookie) return read;
     material += as(name) + optional(read.value) + optional(read.signature);
   }
@@ -180,7 +174,7 @@ function signatureField(ctx: Context, varyBy: readonly string[], depth: number):
   if (depth === 0) return ctx.req.url ?? '';
   if (depth === 1) return ctx.req.headers.host;
   const name = varyBy[depth - 2]!;
-  return header(ctx, name.startsWith('cookie:') ? 'cookie' : name);
+  return requestHeaderLines(ctx, name.startsWith('cookie:') ? 'cookie' : name);
 }
 
 function keyBySignature(ctx: Context, varyBy: readonly string[]): string | typeof ambiguousCookie {

@@ -6,6 +6,7 @@
  * s-maxage), and `stale-while-revalidate=` and `stale-if-error=` are the
  * windows; what it does not say comes from the options.
  */
+import { headerText } from '../http/headers.ts';
 
 /** An entry's TTL and stale windows, seconds. */
 export interface Lifetime {
@@ -54,8 +55,7 @@ const deltaSeconds = /^"?(\d+)"?$/;
 export function cacheControlSeconds(value: string | string[] | undefined): Map<string, number> {
   const found = new Map<string, number>();
   if (value === undefined) return found;
-  const text = Array.isArray(value) ? value.join(',') : value;
-  for (const part of text.split(',')) {
+  for (const part of headerText(value)!.split(',')) {
     const at = part.indexOf('=');
     if (at === -1) continue;
     const name = part.slice(0, at).trim().toLowerCase();

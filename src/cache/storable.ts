@@ -6,6 +6,7 @@
  * is no larger than `cacheMaxSize`.
  */
 import type { OutgoingHttpHeaders } from 'node:http';
+import { headerText } from '../http/headers.ts';
 import type { SentHead } from '../http/sent-head.ts';
 import type { CacheEntry } from './entry.ts';
 import type { Lifetime } from './lifetime.ts';
@@ -44,14 +45,9 @@ const perDelivery = new Set([
   'date',
 ]);
 
-/** A header value as one string. */
-function joined(value: string | string[] | undefined): string {
-  return value === undefined ? '' : Array.isArray(value) ? value.join(', ') : value;
-}
-
 /** The comma-separated members of a header, trimmed and lowercased. */
 export function members(value: string | string[] | undefined): string[] {
-  return joined(value)
+  return (headerText(value) ?? '')
     .split(',')
     .map((m) => m.trim().toLowerCase())
     .filter((m) => m !== '');

@@ -20,3 +20,13 @@ export function responseHeader(ctx: Context, name: string): string | undefined {
 export function isGetOrHead(method: string): boolean {
   return method === 'GET' || method === 'HEAD';
 }
+
+/**
+ * A request header as one string, repeated fields joined by a line feed,
+ * which no field value can hold: unambiguous, for cache keys and for
+ * comparing two requests' values. Undefined when absent.
+ */
+export function requestHeaderLines(ctx: Context, name: string): string | undefined {
+  const value = ctx.request.headers[name];
+  return Array.isArray(value) ? value.join('\n') : value;
+}

@@ -3,6 +3,7 @@
  * and the tags of one response. A tag is 1 to 256 visible ASCII characters
  * without a comma (the header's separator) or whitespace; case counts.
  */
+import { headerText } from './headers.ts';
 
 /** What a tag is made of. */
 const tagPattern = /^[\x21-\x2b\x2d-\x7e]{1,256}$/;
@@ -74,6 +75,6 @@ export function takeTagHeader(
   const name = state.options?.cacheTagHeader;
   if (!name || !res.hasHeader(name)) return;
   const value = res.getHeader(name);
-  state.tagHeader = Array.isArray(value) ? value.join(',') : String(value);
+  state.tagHeader = headerText(value as string | string[]);
   res.removeHeader(name);
 }

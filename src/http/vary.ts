@@ -3,6 +3,7 @@
  * without duplicates, and leaving `Vary: *` as it is.
  */
 import type { Context } from 'koa';
+import { responseHeader } from './headers.ts';
 
 /**
  * Adds `field` to the Vary header of `ctx` unless it, or `*`, is already there.
@@ -11,8 +12,7 @@ import type { Context } from 'koa';
  * @param field - a header name, e.g. `Accept-Encoding`
  */
 export function addVary(ctx: Context, field: string): void {
-  const value = ctx.res.getHeader('Vary');
-  const current = value === undefined ? '' : Array.isArray(value) ? value.join(', ') : String(value);
+  const current = responseHeader(ctx, 'Vary') ?? '';
   if (current.trim() === '') {
     ctx.response.set('Vary', field);
     return;

@@ -6,6 +6,7 @@
  */
 import type { Context } from 'koa';
 import type { ResolvedOptions } from '../config/options.ts';
+import { responseHeader } from '../http/headers.ts';
 
 declare module 'koa' {
   interface DefaultContext {
@@ -26,9 +27,8 @@ const noTransformDirective = /(?:^|,)\s*no-transform\s*(?:,|$)/i;
 
 /** True when the response says `Cache-Control: no-transform`: neither squashed nor compressed. */
 export function noTransform(ctx: Context): boolean {
-  const value = ctx.res.getHeader('Cache-Control');
-  if (value === undefined) return false;
-  return noTransformDirective.test(Array.isArray(value) ? value.join(',') : String(value));
+  const value = responseHeader(ctx, 'Cache-Control');
+  return value !== undefined && noTransformDirective.test(value);
 }
 
 /**

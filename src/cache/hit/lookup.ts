@@ -15,6 +15,7 @@ import { decodeEntry, encodeEntryInSlices, isFresh, readEntry, type CacheEntry }
 import { encodeMarker, readMarker } from '../hit-for-miss.ts';
 import type { PurgeBook } from '../purge/book.ts';
 import type { CacheStore } from '../../base/store.ts';
+import { isThenable } from '../../base/thenable.ts';
 
 /** One key of one store, and what reading it depends on. */
 export interface Slot {
@@ -91,10 +92,6 @@ function damaged(slot: Slot, problem: string, now: number): Promise<Lookup> {
 /** `cacheStoreTimeout` in ms. */
 function limit(slot: Slot): number {
   return slot.options.cacheStoreTimeout * 1000;
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function';
 }
 
 /**

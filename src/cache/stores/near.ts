@@ -10,10 +10,7 @@
 import { encodedExpiry } from '../entry.ts';
 import { MemoryStore } from './memory.ts';
 import type { CacheStore } from '../../base/store.ts';
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function';
-}
+import { isThenable } from '../../base/thenable.ts';
 
 /** A shared store with an in-process copy of its entries in front. */
 export class NearStore implements CacheStore {

@@ -8,10 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { decodeEntry, encodeEntry } from '../entry.ts';
 import type { CacheStore } from '../../base/store.ts';
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function';
-}
+import { isThenable } from '../../base/thenable.ts';
 
 /** A value for a message: its type, or its class. */
 function describe(value: unknown): string {

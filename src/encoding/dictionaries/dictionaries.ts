@@ -16,6 +16,7 @@ import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import type { DecisionLog } from '../../base/decision-log.ts';
+import { isGetOrHead } from '../../http/headers.ts';
 import type { RepresentationMemo } from '../memo.ts';
 import { cacheControlSeconds } from '../../cache/lifetime.ts';
 import { notStorableAsSent, type StorableOptions } from '../../cache/storable.ts';
@@ -81,7 +82,7 @@ export class Dictionaries {
   /** The rule covering this response: a 200 answer to GET or HEAD whose path and media type a rule matches. */
   scope(ctx: Context, type: string): DictionaryRule | undefined {
     const method = ctx.request.method;
-    if (ctx.response.status !== 200 || (method !== 'GET' && method !== 'HEAD')) return undefined;
+    if (ctx.response.status !== 200 || !isGetOrHead(method)) return undefined;
     return ruleFor(this.#rules, ctx.request.path, type);
   }
 
