@@ -106,13 +106,15 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
       if (ctx.response.status >= 500) buildFailed(ctx, undefined);
       resolveResponseOptions(ctx, state); // sections and ctx.state.buffer have had their say
       takeTagHeader(ctx.res, state); // stored with the entry, never sent
-      await respond(ctx, state, shared);
+      const responding = respond(ctx, state, shared);
+      if (responding !== undefined) await responding;
     } catch (error) {
       state.failed = true; // a build that threw ends its flight with ERROR
       throw error;
     } finally {
       try {
-        await finish(ctx, state.failed);
+        const finishing = finish(ctx, state.failed);
+        if (finishing !== undefined) await finishing;
       } catch (error) {
         log.error('log_finish_waiter_failed', { key: '', error: (error as Error)?.message ?? String(error) });
       }

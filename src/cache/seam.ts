@@ -74,8 +74,14 @@ export async function store(ctx: Context, response: StoreableResponse, handover:
   if (visit !== undefined) await handOver(ctx, visit, response, handover);
 }
 
-/** After SEND, also when the action or a step threw (`failed`): ends a build that never reached STORE. */
-export async function finish(ctx: Context, failed: boolean): Promise<void> {
-  const visit = visitOf(ctx);
-  if (visit !== undefined) await finishBuild(ctx, visit, failed);
+/**
+ * After SEND, also when the action or a step threw (`failed`): ends a build
+ * that never reached STORE. Undefined, not a promise, when there is nothing
+ * to end (every hit and every request the cache had no part in), so the
+ * common case costs the caller no await.
+ */
+export function finish(ctx: Context, failed: boolean): Promise<void> | undefined {
+  const build = visitOf(ctx)?.build;
+  if (build === undefined || build.handedOver) return undefined;
+  return finishBuild(ctx, visitOf(ctx)!, failed);
 }

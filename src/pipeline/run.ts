@@ -24,18 +24,32 @@ import type { KnownEntity } from '../encoding/memo.ts';
 /**
  * Reworks the response the action left, with its options as resolved after
  * it. Throws what a step throws (the caller marks the request failed).
+ * Undefined, not a promise, when it is done at once (an answer given again,
+ * a response CHECK leaves alone), so a prepared hit costs the caller no await.
  */
-export async function respond(ctx: Context, state: RequestState, shared: Shared): Promise<void> {
+export function respond(ctx: Context, state: RequestState, shared: Shared): Promise<void> | undefined {
   const cache = shared.cache === undefined ? undefined : facts(ctx);
   let recording: Recording | undefined;
   // A cache hit the pipeline has answered before, for the very same inputs, is answered as it was then.
   if (cache?.hitKey !== undefined && mayAnswerAgain(ctx, state, shared.dictionaries)) {
     const prepared = shared.prepared.answer(ctx, cache.hitKey, cache.hitEntry!);
-    if (prepared === true) return;
+    if (prepared === true) return undefined;
     recording = prepared;
   }
-  let work = check(ctx, state, cache, shared);
-  if (work === undefined) return;
+  const work = check(ctx, state, cache, shared);
+  return work === undefined ? undefined : rework(work, cache, recording, shared);
+}
+
+/** CHECK said yes: the stream path, an answer the memo knows, or the steps. */
+async function rework(
+  checked: Work,
+  cache: CacheFacts | undefined,
+  given: Recording | undefined,
+  shared: Shared,
+): Promise<void> {
+  const { ctx, state } = checked;
+  let work = checked;
+  let recording = given;
   // A stream that may be coded with a dictionary is read whole, when small enough, and takes the steps.
   const whole = work.stream && (await shared.dictionaries?.whole(ctx, work.stream, work.type));
   if (whole) work = { ...work, source: whole, stream: undefined };
