@@ -194,7 +194,10 @@ export const schema = {
   /**
    * Media types to compress: strings (case-insensitive, `*` a wildcard: `'text/*'`, `'*\/*+json'`),
    * RegExps and `(type) => boolean` predicates, or one predicate.
-   * @defaultValue what mime-db marks compressible (the `compressible` package), less text/event-stream
+   * @defaultValue what mime-db marks compressible (through the `compressible` package, which also counts
+   * the `text/*`, `+json`, `+text` and `+xml` types mime-db does not mark), less exactly two types:
+   * `text/event-stream` (events must reach the client one by one) and `application/octet-stream`
+   * (bytes of unknown kind, usually compressed already; `ctx.compress = true` still forces it)
    */
   compressibleTypes: responseRow<MediaTypeOption, TypeMatcher>({
     doc: 'media types to compress: strings (`*` a wildcard), RegExps, predicates',
@@ -223,9 +226,12 @@ export const schema = {
     perResponse: (v) => (typeof v === 'string' && !/[\r\n\0]/.test(v) ? v.trim() : ''),
   }),
   /**
-   * Compression dictionaries (RFC 9842): rules `{ match, types?, keep?, id?, matchDest?, maxSize? }`
+   * Compression dictionaries (RFC 9842): rules `{ match, types?, keep?, id?, matchDest?, ttl?, maxSize? }`
    * whose responses are offered to browsers as dictionaries, and whose later
-   * requests are answered with `Content-Encoding: dcz`. @defaultValue off
+   * requests are answered with `Content-Encoding: dcz`. A rule's `ttl` (seconds
+   * or a duration string) is how long a browser may use the dictionary; without
+   * it a browser uses one only while the response is fresh in its cache, so a
+   * `no-cache` page is never one. @defaultValue off
    */
   dictionaries: registrationRow<DictionaryRuleOption[] | false, readonly DictionaryRule[]>({
     doc: 'compression dictionaries (RFC 9842): rules naming the pages offered as dictionaries',
