@@ -82,14 +82,21 @@ export const schema = {
     resolve: resolveFlag,
     perResponse: Boolean,
   }),
-  /** 0 off, 1 squash HTML, 2 also minify inline CSS/JS. @defaultValue 0 */
+  /**
+   * 0 off, 1 squash HTML, 2 also minify inline CSS (lightningcss) and JS
+   * (esbuild) when those optional packages are installed. @defaultValue 0
+   */
   optimiseContent: sectionRow<0 | 1 | 2, 0 | 1 | 2>({
     doc: '`0` off, `1` squash HTML, `2` also minify inline CSS and JS',
     default: 0,
     check: { key: 'option_optimise_content', ok: (v) => isNil(v) || v === 0 || v === 1 || v === 2 },
     perResponse: (v) => (v === 2 || v === '2' ? 2 : v === 1 || v === '1' || v === true ? 1 : 0),
   }),
-  /** With optimisation, shorten links to this site. @defaultValue true */
+  /**
+   * With optimisation, shorten links to this site: absolute links to this host
+   * become root-relative, and links to this page with a query just `?query`.
+   * @defaultValue true
+   */
   rewriteLinks: sectionRow<Flag, boolean>({
     doc: 'with optimisation, make links to this site root-relative',
     default: true,
@@ -97,7 +104,13 @@ export const schema = {
     resolve: resolveFlag,
     perResponse: Boolean,
   }),
-  /** ETag on 200 GET/HEAD: the MD5 of the uncompressed body with a coding suffix. @defaultValue true */
+  /**
+   * ETag on 200 GET/HEAD: the MD5 of the uncompressed body with a coding suffix
+   * (`"<md5>"`, `"<md5>-br"`, `"<md5>-zstd"`, `"<md5>-gzip"`, `"<md5>-deflate"`),
+   * and for hot bytes the level too (`"<md5>-br11"`). An ETag the action set is
+   * kept, a strong one suffixed by the coding when compressed (`"v1"` → `"v1-br"`).
+   * @defaultValue true
+   */
   generateEtag: responseRow<Flag, boolean>({
     doc: 'ETag on 200 GET/HEAD: the MD5 of the body, suffixed by the coding',
     default: true,
@@ -113,7 +126,11 @@ export const schema = {
     resolve: resolveFlag,
     perResponse: Boolean,
   }),
-  /** false/0 none; true/1 newest mtime of the app script and templatePaths; epoch seconds; a date string; or a function of ctx. @defaultValue true */
+  /**
+   * false/0 none; true/1 newest mtime of the app script and templatePaths; epoch
+   * seconds; a date string; or a function of ctx returning one of these (or a
+   * promise of one). @defaultValue true
+   */
   lastModified: responseRow<LastModifiedOption, LastModifiedOption>({
     doc: 'Last-Modified: the newest mtime of the app script and `templatePaths`, a date, or `(ctx) => date`',
     default: true,
@@ -130,7 +147,11 @@ export const schema = {
     resolve: resolveFlag,
     perResponse: Boolean,
   }),
-  /** Files and directories (scanned recursively) whose mtimes count beside the app script. @defaultValue [] */
+  /**
+   * Files and directories (scanned recursively: symlinks followed, no directory
+   * twice; at most 32 levels deep and 10,000 entries) whose mtimes count beside
+   * the app script. @defaultValue []
+   */
   templatePaths: responseRow<string[], readonly string[]>({
     doc: 'files and directories whose mtimes count beside the app script',
     default: [],
@@ -162,7 +183,7 @@ export const schema = {
     resolve: (v, { default: fallback }) => (isNil(v) ? fallback : parseSize(v)!),
     perResponse: (v, fallback) => (isNil(v) ? 0 : (parseSize(v) ?? fallback)),
   }),
-  /** Codings offered, in server preference order. @defaultValue ['br', 'zstd', 'gzip', 'deflate'] */
+  /** Codings offered, in server preference order; `x-gzip` is gzip. @defaultValue ['br', 'zstd', 'gzip', 'deflate'] */
   encodings: responseRow<EncodingName[], readonly Coding[]>({
     doc: 'codings offered, in server preference order; `x-gzip` is gzip',
     default: defaultEncodings,
@@ -181,7 +202,7 @@ export const schema = {
   /**
    * Cheap codings for bodies seen once, the smallest for bodies seen again
    * (recompressed off the request path); false pins the fixed
-   * `compressionLevels` and the `encodings` order. @defaultValue true, unless compressionLevels is given
+   * `compressionLevels` and the `encodings` order. @defaultValue `true`, unless `compressionLevels` is given
    */
   adaptiveCompression: responseRow<Flag, boolean>({
     doc: 'cheap codings for bodies seen once, the smallest for bodies seen again',
@@ -252,9 +273,10 @@ export const schema = {
     perResponse: (v) => new TypeMatcher(Array.isArray(v) ? v : []),
   }),
   /**
-   * The server-side cache: true (in-memory), a Keyv-compatible store, a Keyv,
-   * an lru-cache LRUCache, an ioredis Redis or Cluster, or 'sqlite:PATH' /
-   * 'redis://…'. Another object is probed once at start-up.
+   * The server-side cache: true (in-memory, bounded by `cacheMemoryBytes`), a
+   * Keyv-compatible store, a Keyv, an lru-cache LRUCache, an ioredis Redis or
+   * Cluster, 'sqlite:PATH' (shared by the workers of a host) or 'redis://…'
+   * (shared by hosts). Another object is probed once at start-up.
    */
   cache: responseRow<true | CacheStore | object | string, true | CacheStore | object | string | undefined>({
     doc: "the server-side cache: `true` (in memory), a store, `'sqlite:PATH'` or `'redis://…'`",
@@ -358,7 +380,11 @@ export const schema = {
     },
     perResponse: (v) => (v === 'refresh' || v === 'bypass' ? v : 'ignore'),
   }),
-  /** Replaces the generated cache key; '' falls back to it. */
+  /**
+   * A string, or `(ctx) => string`, replacing the generated cache key; '' (or
+   * a function answering anything but a non-empty string) falls back to it.
+   * @defaultValue the generated key
+   */
   cacheKey: responseRow<
     string | ((ctx: Context) => string | undefined | null),
     string | ((ctx: Context) => string | undefined | null) | undefined
@@ -383,7 +409,7 @@ export const schema = {
     check: { key: 'option_cache_lock_timeout', ok: (v) => isNil(v) || isTimerSeconds(v) },
     perResponse: (v, fallback) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : fallback),
   }),
-  /** Elects one builder across processes. */
+  /** Elects one builder across processes: a `FileLock`, a `RedisLock`, or any object with acquire() and release(). */
   cacheLock: registrationRow<CacheLock, CacheLock | undefined>({
     doc: 'a lock backend electing one builder across processes (`FileLock`, `RedisLock`, or yours)',
     default: undefined,
@@ -402,7 +428,7 @@ export const schema = {
    * `ctx.cookies.get` reads it; a Cookie header that names the cookie twice,
    * in any spelling, bypasses the cache (`detail=COOKIE`). Set per response,
    * anything but a list of header names bypasses the cache
-   * (`detail=VARYBY`). @defaultValue ['cookie']
+   * (`detail=VARYBY`). `[]` keys on the URL only. @defaultValue ['cookie']
    */
   varyBy: responseRow<string[], readonly string[]>({
     doc: 'request headers joining the generated key; `cookie:NAME` joins one cookie',
@@ -417,14 +443,18 @@ export const schema = {
     // Only a list of header names gets here: anything else makes the request bypass the cache.
     perResponse: (v) => (v as readonly string[]).map(varyEntry),
   }),
-  /** Bytes; larger bodies are not stored. @defaultValue 8 MiB */
+  /** Bytes; larger bodies are served but not stored. @defaultValue 8 MiB */
   cacheMaxSize: responseRow<number, number>({
     doc: 'bytes; larger bodies are served but not stored',
     default: 8 * 1024 * 1024,
     check: { key: 'option_cache_max_size', ok: (v) => isNil(v) || (isNonNegativeInteger(v) && v > 0) },
     perResponse: (v, fallback) => (typeof v === 'number' && v > 0 ? v : fallback),
   }),
-  /** What a waiter does when the build it waited for fails. @defaultValue 'retry-later' */
+  /**
+   * What a waiter does when the build it waited for fails: 'retry-later'
+   * answers 503 with `Retry-After: 1`, 'run' runs the action itself.
+   * @defaultValue 'retry-later'
+   */
   cacheWaitFailure: responseRow<'retry-later' | 'run', 'retry-later' | 'run'>({
     doc: "a waiter whose build failed gets 503 and `Retry-After` (`'retry-later'`) or runs the action (`'run'`)",
     default: 'retry-later',
@@ -444,7 +474,8 @@ export const schema = {
   }),
   /**
    * Purge tags of the response (`mw.purgeTag(tag)` removes every entry
-   * carrying one); usually set per response through `ctx.state.buffer`.
+   * carrying one); usually set per response through `ctx.state.buffer`
+   * (`` ctx.state.buffer = { cacheTags: [`article:${id}`] } ``).
    * A tag is 1-256 visible ASCII characters, no comma. @defaultValue []
    */
   cacheTags: responseRow<string[], readonly string[]>({
@@ -496,7 +527,7 @@ export const schema = {
     default: defaultMemoMaxSize,
     check: { key: 'option_memo_max_size', ok: (v) => isNil(v) || isNonNegativeInteger(v) },
   }),
-  /** Message overrides by key. */
+  /** Message overrides by catalog key: a text, or variants by count or gender. */
   messages: registrationRow<MessageOverrides, Messages>({
     doc: 'message overrides by key',
     default: builtinMessages,
@@ -504,7 +535,10 @@ export const schema = {
     // Adopted before the checks (see resolveOptions), so that their errors are worded with it.
     resolve: (_, { messages }) => messages,
   }),
-  /** pino-compatible logger. @defaultValue writes warnings and errors to stderr */
+  /**
+   * pino-compatible logger: `{ debug, info, warn, error }`, each taking a message string.
+   * @defaultValue writes warnings and errors to stderr (`KOA_BUFFER_DEBUG=1` lets debug and info through too)
+   */
   logger: registrationRow<Logger, Logger>({
     doc: 'a pino-compatible logger',
     default: defaultLogger,
