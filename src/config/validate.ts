@@ -1,0 +1,54 @@
+/**
+ * Validation of the `buffer()` options, as the Perl original does it:
+ * option names are checked in ASCII order, unknown ones at their place in
+ * it, only the first problem is reported, and the checks that look at
+ * several options come last. Each option's own check is its schema row's.
+ */
+import { BufferOptionError } from '../base/errors.ts';
+import type { Messages } from '../base/messages.ts';
+import type { CacheLock } from '../locks/protocol.ts';
+import { canonicalCoding } from '../http/negotiate.ts';
+import { isNil } from './checks.ts';
+import type { ResolvedOptions } from './option-types.ts';
+import { rowOf, schema } from './schema.ts';
+
+/** The first problem among the named options, checked in ASCII order; throws it. */
+export function checkEach(options: Record<string, unknown>, messages: Messages): void {
+  // Array#sort compares UTF-16 code units, which for ASCII names is ASCII order.
+  for (const name of Object.keys(options).sort()) {
+    const check = rowOf(name)?.check;
+    if (check === undefined) throw new BufferOptionError('unknown_option', { name }, messages);
+    if (!check.ok(options[name]))
+      throw new BufferOptionError(check.key, { name, problem: check.problem?.(options[name]) }, messages);
+  }
+}
+
+/** The checks that look at more than one option, after all the others. */
+export function checkTogether(options: Record<string, unknown>, messages: Messages): void {
+  if (!isNil(options.cacheLock) && !isNil(options.cacheLockDir))
+    throw new BufferOptionError('lock_options_combined', {}, messages);
+  const cacheLockTimeout = isNil(options.cacheLockTimeout)
+    ? schema.cacheLockTimeout.default
+    : (options.cacheLockTimeout as number);
+  const ttl = (options.cacheLock as CacheLock | undefined)?.ttl;
+  if (typeof ttl === 'number' && ttl <= cacheLockTimeout)
+    throw new BufferOptionError('lock_ttl_too_short', { ttl, timeout: cacheLockTimeout }, messages);
+  for (const name of (options.encodings as string[] | undefined) ?? []) {
+    if (!canonicalCoding(name)) throw new BufferOptionError('unknown_encoding', { name }, messages);
+  }
+  if (options.adaptiveCompression && !isNil(options.compressionLevels))
+    throw new BufferOptionError('adaptive_levels_combined', {}, messages);
+}
+
+/**
+ * The checks of {@link checkTogether} that apply to one per-response value,
+ * where the other option is the configured one: the catalog key of the
+ * problem, or undefined. The value passed its own check.
+ */
+export function checkTogetherPerResponse(name: string, value: unknown, base?: ResolvedOptions): string | undefined {
+  if (name === 'encodings' && !(value as string[]).every((e) => canonicalCoding(e))) return 'unknown_encoding';
+  const ttl = base?.cacheLock?.ttl;
+  if (name === 'cacheLockTimeout' && typeof ttl === 'number' && typeof value === 'number' && ttl <= value)
+    return 'lock_ttl_too_short';
+  return undefined;
+}
