@@ -25,7 +25,7 @@
  * the two windows, its headers at offset 32; it is still read, with windows of 0.
  *
  * Flag bit 0 marks an entry that knows where it came from (its purge tags,
- * host, path and build start, docs/decisions.md "Purge by ban records"): the
+ * host, path and build start, docs/decisions/0026-purge-by-ban-records.md): the
  * JSON is then a two-item array. Entries without it decode as before.
  *
  * Both lengths are recorded so that a value truncated, padded or mangled by a

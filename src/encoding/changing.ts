@@ -1,7 +1,7 @@
 /**
  * Addresses whose body changes on every request (a timestamp, a counter, a
  * nonce), told apart cheaply so their responses skip the representation
- * memo (docs/decisions.md, "Bodies that change on every request").
+ * memo (docs/decisions/0029-changing-bodies-skip-the-memo.md).
  *
  * For such a body the memo only costs: hashing the whole entity for the
  * memo's key, a sighting that is never followed by a second one, a

@@ -1,6 +1,6 @@
 /**
- * The levels adaptive compression uses (docs/decisions.md, "Adaptive
- * compression by body temperature"), and the server preference between
+ * The levels adaptive compression uses
+ * (docs/decisions/0023-adaptive-compression-by-body-temperature.md), and the server preference between
  * codings for cold and hot bodies, from measurements rather than guesses.
  *
  * Measured by `node --import tsx bench/coding-table.bench.ts` on 2026-12-01

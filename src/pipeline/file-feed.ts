@@ -9,8 +9,8 @@
  * response: a pause of 4–5 ms on the event loop each time, plus marking steps
  * (node --trace-gc, bench/static.bench.ts). Two buffers, each reused only
  * once the compressor has consumed it, take that away; what remains is the
- * compressor's own output. docs/decisions.md, "Files are read into two
- * reused buffers".
+ * compressor's own output
+ * (docs/decisions/0022-stream-bodies-and-the-peers-switches.md).
  *
  * The stream the app made keeps its file descriptor, its range (`start`,
  * `end`) and its life cycle: it is read here with positioned reads on its

@@ -36,7 +36,8 @@ export function usableAsDictionary(bytes: Buffer): boolean {
  * One context for every call (they are synchronous): creating a context
  * costs milliseconds, and so does loading a dictionary into a new one,
  * while `ZSTD_compress_usingDict` on a warm context takes tens of
- * microseconds for a 50 KiB page and dictionary (docs/decisions.md).
+ * microseconds for a 50 KiB page and dictionary
+ * (docs/decisions/0032-compression-dictionaries.md).
  */
 let context: InstanceType<ZstdBinding['CCtx']> | undefined;
 

@@ -161,7 +161,8 @@ const SCRATCH_KEEP = 8 * 1024 * 1024;
 let scratch = Buffer.allocUnsafeSlow(64 * 1024);
 
 /**
- * Squashes the white space of an HTML document (docs/decisions.md), bytes in,
+ * Squashes the white space of an HTML document
+ * (docs/decisions/0005-squasher-white-space-rules.md), bytes in,
  * bytes out; the TypeScript twin of the native `squashHtml`.
  *
  * @param input - The page: a Buffer, any TypedArray or DataView (its viewed bytes), or a string, taken as UTF-8.

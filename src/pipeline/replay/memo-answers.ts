@@ -5,8 +5,7 @@
  * (prepared-answer.ts says how and when). Without it a repeated page paid
  * OPTIMISE, COMPRESS and VALIDATE again for a known answer; the answer given
  * again took a fifth off the server's CPU per repeated 50 KiB page
- * (docs/decisions.md, "A repeated page is held against bare Koa doing the
- * same render").
+ * (docs/decisions/0035-repeated-page-against-bare-koa-rendering.md).
  *
  * The caller checks what the request brings beyond Accept-Encoding with
  * the one rule for answering again (inputs.ts). Last-Modified can move while the entity stays (an
