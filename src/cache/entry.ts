@@ -115,8 +115,10 @@ export function encodeEntry(entry: CacheEntry): Buffer {
 
 /**
  * {@link encodeEntry}'s bytes, with a large body copied in 1 MiB slices a
- * turn of the event loop apart (copying 8 MiB, the default `cacheMaxSize`,
- * took about 10 ms of one call here), in memory freed off the loop.
+ * turn of the event loop apart (a body up to `cacheMaxSize` copied in one
+ * call would hold every other request meanwhile:
+ * docs/decisions/0043-large-bodies-leave-the-event-loop.md), in memory
+ * freed off the loop.
  *
  * @throws as {@link encodeEntry} does, before the first turn
  */

@@ -252,8 +252,9 @@ function signatureStandsForKey(ctx: Context): boolean {
     });
     plainChains.set(appRequest, plain);
   }
-  // Checked on every request, written out (a loop over the names costs twice as much): an application
-  // may define its own getter on app.request, or on one request, at any time.
+  // Checked on every request, written out (a loop over the names costs more on the hit path:
+  // docs/decisions/0009-hit-path-is-measured.md): an application may define its own getter on
+  // app.request, or on one request, at any time.
   return (
     plain &&
     !ctx.app.proxy &&

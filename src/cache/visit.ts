@@ -7,7 +7,7 @@
  *
  * Not a WeakMap keyed by the context: every request would add an
  * ephemeron, which each scavenge must process specially, and on a cache hit
- * that made the collector's share of a request four times larger
+ * that made the collector's share of a request several times larger
  * (docs/decisions/0009-hit-path-is-measured.md).
  */
 import type { Context } from 'koa';

@@ -18,9 +18,10 @@
  * bytes change on every request (a timestamp, a counter) would otherwise
  * fill the memo with bodies never seen again, each held until evicted and so
  * promoted to the old generation; with the bytes changing on every request
- * that cost a fifth of the requests a second. A repeated body loses nothing
- * but one comparison's worth of savings, once: its coding entry, keyed by
- * MD5, is kept from the first sighting.
+ * that cost throughput
+ * (docs/decisions/0008-memo-keeps-a-body-from-its-second-sighting.md). A
+ * repeated body loses nothing but one comparison's worth of savings, once:
+ * its coding entry, keyed by MD5, is kept from the first sighting.
  */
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';

@@ -191,7 +191,10 @@ export function squashHtml(input: Buffer | NodeJS.ArrayBufferView | string, opti
   return out;
 }
 
-/** Input bytes per turn of the event loop in {@link squashHtmlSliced}: about a millisecond of the twin's work. */
+/**
+ * Input bytes per turn of the event loop in {@link squashHtmlSliced}: a short
+ * turn of the twin's work (docs/decisions/0043-large-bodies-leave-the-event-loop.md).
+ */
 export const twinSlice = 128 * 1024;
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
