@@ -13,7 +13,7 @@
  * U+FFFD) as `!` + its code units in hex.
  *
  * A `cookie:NAME` entry joins the cookie's value and its signature's
- * (`NAME.sig`) as Koa's `ctx.cookies.get` reads them (cookie-value.ts),
+ * (`NAME.sig`) as Koa's `ctx.cookies.get` reads them (../http/cookies.ts),
  * absent (`-`) distinct from empty; a Cookie header readers could take
  * differently gives no key at all, {@link ambiguousCookie}, and the request
  * bypasses the cache.

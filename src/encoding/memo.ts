@@ -200,7 +200,7 @@ export class RepresentationMemo {
     this.#lru?.set(`c\0${md5}\0${coding}\0${level}`, { bytes });
   }
 
-  /** Keeps a compression dictionary (response/dictionaries/) under its SHA-256 hex; it counts against the same budget. */
+  /** Keeps a compression dictionary (dictionaries/) under its SHA-256 hex; it counts against the same budget. */
   keepDictionary(sha256: string, bytes: Buffer): void {
     this.#lru?.set(`d\0${sha256}`, { bytes });
   }
