@@ -21,8 +21,8 @@
  * hot target of 0.8× the peer's gzip bytes: zlib's best (level 9, memLevel
  * 9) and Zopfli (the devDependency @gfx/zopfli, an exhaustive deflate
  * encoder whose output any gzip decoder reads) at 15 and 100 iterations.
- * The figures are in docs/decisions.md ("Hot gzip: the 0.8× target is out
- * of reach"). Run:
+ * The figures are in docs/decisions/0023-adaptive-compression-by-body-temperature.md
+ * and docs/decisions/0031-hot-gzip-target-out-of-reach.md. Run:
  *   node --import tsx bench/coding-table.bench.ts [--quick]
  */
 import zlib from 'node:zlib';

@@ -11,8 +11,8 @@
  * CPU counter up to date only when the thread sleeps or at a scheduler tick
  * (4 ms here), so a loop kept busy reads 4 ms of CPU in a 1 ms interval;
  * the wall time of an interval also holds the waits the OS imposes. A block
- * of the loop's own counts in both (docs/decisions.md, "The upgrade load
- * test measures the loop's own blocks"). Used by the upgrade load test and
+ * of the loop's own counts in both
+ * (docs/decisions/0034-upgrade-load-test-measures-loop-blocks.md). Used by the upgrade load test and
  * the upgrade latency bench.
  */
 import { existsSync, readFileSync } from 'node:fs';

@@ -1,7 +1,6 @@
 /**
- * The near cache and purges (docs/decisions.md, "Near cache in front of
- * SQLite and Redis", "Purge by ban records, seen through a purge
- * generation"):
+ * The near cache and purges (docs/decisions/0027-near-cache.md,
+ * docs/decisions/0026-purge-by-ban-records.md):
  *
  * 1. Cache hits of the 50 KiB page (br client, wrk, server pinned to core 0,
  *    load generator to core 1) from the in-memory store, from SQLite and

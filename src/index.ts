@@ -29,7 +29,7 @@ export type { LastModifiedOption, LastModifiedValue, MtimeCache } from './http/l
 export type { MediaTypeList, MediaTypeOption, MediaTypePredicate } from './http/media-types.ts';
 // Re-exporting from switches.ts also carries its augmentation of Koa's context (ctx.compress) into the declarations.
 export type { CompressSwitch } from './pipeline/switches.ts';
-// Re-exporting from context.ts also carries its augmentation of Koa's context (ctx.bufferIsCached) into the declarations.
+// Re-exporting from pipeline/state.ts also carries its augmentation of Koa's context (ctx.bufferIsCached) into the declarations.
 export type { StoreableResponse, BufferIsCachedOptions } from './pipeline/state.ts';
 export { FileLock, RedisLock, MemoryLock, Lock } from './locks/index.ts';
 export type {

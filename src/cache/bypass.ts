@@ -74,8 +74,8 @@ export function requestRefusesStored(headers: Record<string, string | string[] |
  * read again, ms. Requests made while NO_CACHE or NO_STORE is set bypass
  * the cache; a change at run time is obeyed within this time. Not
  * read per request: each read is a getenv, a walk through the whole
- * environment under a lock, and reading both cost a cache hit over loopback
- * a fifth of its requests a second (bench/cache.bench.ts).
+ * environment under a lock, and reading both on every request cost a cache
+ * hit a large share of its throughput (docs/decisions/0004-trust-windows.md).
  */
 export const envTrustMs = 250;
 

@@ -152,7 +152,7 @@ async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolea
       startBuild(visit, flight, forward);
       return false;
     }
-    // A failing backend never stops a build: this process builds with its own flight (docs/decisions/, "Locks").
+    // A failing backend never stops a build: this process builds with its own flight (docs/decisions/0010-locks.md).
     if (typeof taken === 'object') runtime.log.error('log_lock_failed', { key: slot.key, error: taken.error });
   }
   if (flight.outcome === undefined) {

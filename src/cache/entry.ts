@@ -25,7 +25,7 @@
  * the two windows, its headers at offset 32; it is still read, with windows of 0.
  *
  * Flag bit 0 marks an entry that knows where it came from (its purge tags,
- * host, path and build start, docs/decisions.md "Purge by ban records"): the
+ * host, path and build start, docs/decisions/0026-purge-by-ban-records.md): the
  * JSON is then a two-item array. Entries without it decode as before.
  *
  * Both lengths are recorded so that a value truncated, padded or mangled by a
@@ -115,8 +115,10 @@ export function encodeEntry(entry: CacheEntry): Buffer {
 
 /**
  * {@link encodeEntry}'s bytes, with a large body copied in 1 MiB slices a
- * turn of the event loop apart (copying 8 MiB, the default `cacheMaxSize`,
- * took about 10 ms of one call here), in memory freed off the loop.
+ * turn of the event loop apart (a body up to `cacheMaxSize` copied in one
+ * call would hold every other request meanwhile:
+ * docs/decisions/0043-large-bodies-leave-the-event-loop.md), in memory
+ * freed off the loop.
  *
  * @throws as {@link encodeEntry} does, before the first turn
  */

@@ -1,6 +1,6 @@
 /**
- * The Redis Cluster hash tag of a cache key (docs/decisions.md, "Redis
- * Cluster: one hash slot per cache entry"). Redis Cluster places a key by the
+ * The Redis Cluster hash tag of a cache key
+ * (docs/decisions/0025-redis-cluster-one-hash-slot.md). Redis Cluster places a key by the
  * text between its first `{` and the next `}` when that text is not empty,
  * so the Redis cache store and RedisLock both write this in their keys and an
  * entry and its lock land in one slot, on one master.

@@ -9,7 +9,7 @@
  * marker does the same, in the store so that every process and host sharing
  * it sees it: a request that finds one goes to the action at once, joins no
  * flight and waits for nobody. A storable response of the key replaces it
- * (docs/decisions.md, "Waiters of a build that cannot be stored").
+ * (docs/decisions/0011-waiters-503-or-their-own-build.md).
  *
  * Layout (little-endian): magic `KBHM` (4), version 1 (1), the reason's
  * length (1), expires in ms since the epoch (float64), the reason (ASCII, a

@@ -13,7 +13,7 @@
  * U+FFFD) as `!` + its code units in hex.
  *
  * A `cookie:NAME` entry joins the cookie's value and its signature's
- * (`NAME.sig`) as Koa's `ctx.cookies.get` reads them (cookie-value.ts),
+ * (`NAME.sig`) as Koa's `ctx.cookies.get` reads them (../http/cookies.ts),
  * absent (`-`) distinct from empty; a Cookie header readers could take
  * differently gives no key at all, {@link ambiguousCookie}, and the request
  * bypasses the cache.
@@ -252,8 +252,9 @@ function signatureStandsForKey(ctx: Context): boolean {
     });
     plainChains.set(appRequest, plain);
   }
-  // Checked on every request, written out (a loop over the names costs twice as much): an application
-  // may define its own getter on app.request, or on one request, at any time.
+  // Checked on every request, written out (a loop over the names costs more on the hit path:
+  // docs/decisions/0009-hit-path-is-measured.md): an application may define its own getter on
+  // app.request, or on one request, at any time.
   return (
     plain &&
     !ctx.app.proxy &&

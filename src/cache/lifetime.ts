@@ -1,5 +1,5 @@
 /**
- * How long an entry lives (docs/decisions.md, "Stale entries"): its TTL
+ * How long an entry lives (docs/decisions/0028-stale-entries.md): its TTL
  * and its two stale windows (RFC 5861), in seconds. The action's own
  * response `Cache-Control` decides when it says: `s-maxage`, else
  * `max-age`, is the TTL (RFC 9111 5.2.2.10: a shared cache prefers

@@ -7,8 +7,8 @@
  *
  * Not a WeakMap keyed by the context: every request would add an
  * ephemeron, which each scavenge must process specially, and on a cache hit
- * that made the collector's share of a request four times larger
- * (docs/decisions/, "Per-request state on the context").
+ * that made the collector's share of a request several times larger
+ * (docs/decisions/0009-hit-path-is-measured.md).
  */
 import type { Context } from 'koa';
 import type { ResolvedOptions } from '../config/options.ts';

@@ -1,7 +1,7 @@
 /**
  * Runs the command of koa-buffer-lock so that it keeps the lock as long as
- * it runs and gets each signal once (docs/decisions.md, "The command keeps
- * the lock when the wrapper dies").
+ * it runs and gets each signal once
+ * (docs/decisions/0041-command-keeps-the-lock.md).
  *
  * - A flock lock: the locked descriptor is handed to the command as fd 3,
  *   as flock(1) does, so the kernel keeps the lock while the command (or

@@ -3,8 +3,7 @@
  * `ctx.state.buffer` laid over the `buffer()` options. A per-response value
  * is held to the same check as in `buffer()` (its schema row's), and fails
  * closed: one `buffer()` would refuse is left out with a refusal, and the
- * configured value applies (docs/decisions.md, "Per-response overrides fail
- * closed").
+ * configured value applies (docs/decisions/0038-per-response-overrides-fail-closed.md).
  */
 import type { ResolvedOptions } from './option-types.ts';
 import type { PerResponseRow } from './row.ts';

@@ -6,8 +6,8 @@
  * `ctx.state.buffer` may have changed in between); each result is held on the
  * request state, where the cache and the pipeline read it.
  *
- * Per-response values fail closed (docs/decisions.md, "Per-response
- * overrides fail closed"): one `buffer()` would refuse is left out with one
+ * Per-response values fail closed
+ * (docs/decisions/0038-per-response-overrides-fail-closed.md): one `buffer()` would refuse is left out with one
  * log line and the configured value applies, a varyBy that is not a list
  * of header names makes the request bypass the cache, and nothing the
  * application put there (a getter or a proxy that throws) throws from here.

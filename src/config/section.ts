@@ -7,7 +7,7 @@
 import type { Context, Middleware } from 'koa';
 import { resolveSection, type ResolvedOptions, type SectionOptions } from './options.ts';
 
-/** The declarations on the context, under a private symbol (see cache/request-state.ts for why not a WeakMap). */
+/** The declarations on the context, under a private symbol (docs/decisions/0009-hit-path-is-measured.md says why not a WeakMap). */
 const declarationsKey = Symbol('koa-buffer section declarations');
 type WithDeclarations = Context & { [declarationsKey]?: Partial<ResolvedOptions> };
 

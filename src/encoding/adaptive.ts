@@ -1,8 +1,8 @@
 /**
- * Adaptive compression by body temperature (docs/decisions.md, "Adaptive
- * compression by body temperature"). A body is cold the first time it is
+ * Adaptive compression by body temperature
+ * (docs/decisions/0023-adaptive-compression-by-body-temperature.md). A body is cold the first time it is
  * seen, and always when it changes on every request: it gets the coding the
- * client accepts whose cold level is cheapest, from the measured table in
+ * client accepts whose cold level is cheapest, by the levels of
  * coding-table.ts, whose bytes stay at or below what koa-compress would
  * send. It is hot from its second sighting (its cold bytes are already in
  * the representation memo, or a cache entry is hit again): then it is

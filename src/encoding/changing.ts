@@ -1,7 +1,7 @@
 /**
  * Addresses whose body changes on every request (a timestamp, a counter, a
  * nonce), told apart cheaply so their responses skip the representation
- * memo (docs/decisions.md, "Bodies that change on every request").
+ * memo (docs/decisions/0029-changing-bodies-skip-the-memo.md).
  *
  * For such a body the memo only costs: hashing the whole entity for the
  * memo's key, a sighting that is never followed by a second one, a
@@ -9,8 +9,8 @@
  * the old generation by then), and the single-flight bookkeeping. An
  * address is taken for changing after {@link changingAfter} new bodies in a
  * row; from then on its responses are compressed afresh at the cold level
- * without the memo, and their ETag is the MD5 of the bytes sent (a fifth
- * of the entity's bytes to hash here). One response in {@link probeEvery}
+ * without the memo, and their ETag is the MD5 of the bytes sent (fewer
+ * bytes to hash than the entity's). One response in {@link probeEvery}
  * still takes the memo's path, so an address whose bodies repeat again is
  * noticed within two probes; any body recognised as seen before clears the
  * address at once.

@@ -1,38 +1,21 @@
 /**
- * The levels adaptive compression uses (docs/decisions.md, "Adaptive
- * compression by body temperature"), and the server preference between
- * codings for cold and hot bodies, from measurements rather than guesses.
+ * The levels adaptive compression uses
+ * (docs/decisions/0023-adaptive-compression-by-body-temperature.md), and the
+ * server preference between codings for cold and hot bodies, from
+ * measurements rather than guesses (`bench/coding-table.bench.ts` on the
+ * squashed 50 KiB page of bench/http.bench.ts; the table of times and bytes
+ * is in that record).
  *
- * Measured by `node --import tsx bench/coding-table.bench.ts` on 2026-12-01
- * (2-core AMD EPYC shared with four other jobs, Node 20; medians of 201
- * synchronous calls, the levels interleaved call by call) on the 50 KiB
- * template page of bench/http.bench.ts after squashing (44,865 bytes). The
- * bound of each coding is what the common peer stack (koa-compress with its
- * defaults, through a zlib stream, of the unsquashed page) sends the
- * clients that get that coding from koa-buffer: br quality 4 to a br client
- * and to a zstd one (Chrome, Edge and Firefox also accept br), 10,269
- * bytes; zlib's default level 6 to a gzip-only client, 8,932 bytes, and to
- * a deflate-only one, 8,920.
- *
- * | coding  | level | µs     | bytes  | role                                    |
- * | ------- | ----- | ------ | ------ | --------------------------------------- |
- * | zstd    | 1     | 147    | 10,156 | cold: cheapest at or below br 4's       |
- * | zstd    | 19    | 15,105 | 7,774  | hot                                     |
- * | br      | 1     | 160    | 10,298 | 29 bytes above br 4's                   |
- * | br      | 2     | 343    | 10,128 | cold                                    |
- * | br      | 11    | 48,025 | 7,395  | hot: the smallest of all                |
- * | gzip    | 5     | 642    | 9,047  | above gzip 6's                          |
- * | gzip    | 6     | 1,215  | 8,731  | cold                                    |
- * | gzip    | 9     | 2,293  | 8,665  | hot                                     |
- * | deflate | 6     | 1,133  | 8,719  | cold                                    |
- * | deflate | 9     | 2,260  | 8,653  | hot                                     |
- *
- * gzip and deflate have no cheaper level under their bound: a gzip-only
- * client gets gzip 6 cold, as from the peer stack, whose 8,932 bytes are
- * 13 % fewer than br 4's (levels 1 to 5 give 10,780 down to 9,047). br 0,
- * 1 and 3 miss the bound. The hot levels are each coding's smallest
- * setting; their cost does not matter, since they run once per body off
- * the request path (see adaptive.ts).
+ * The bound of each coding is what the common peer stack (koa-compress with
+ * its defaults) sends the clients that get that coding from koa-buffer: br
+ * quality 4 to a br client and to a zstd one (Chrome, Edge and Firefox also
+ * accept br); zlib's default level 6 to a gzip-only or deflate-only client
+ * (docs/decisions/0030-cold-gzip-at-level-6.md). A coding's cold level is
+ * its cheapest level whose bytes stay at or below that bound; gzip and
+ * deflate have none cheaper than 6, so a gzip-only client gets what the peer
+ * stack sends it. The hot levels are each coding's smallest setting; their
+ * cost does not matter, since they run once per body off the request path
+ * (see adaptive.ts).
  */
 
 /** Cold and hot level of one coding. */
@@ -55,15 +38,14 @@ export const codingTable: Readonly<Record<string, CodingLevels>> = {
 };
 
 /**
- * Server preference for a cold body: cheapest cold call first (zstd 147 µs,
- * br 343, deflate 1,133, gzip 1,215; gzip before deflate, as everywhere).
- * The client's q-values still come first.
+ * Server preference for a cold body: cheapest cold call first (gzip before
+ * deflate, as everywhere). The client's q-values still come first.
  */
 export const coldOrder: readonly string[] = ['zstd', 'br', 'gzip', 'deflate'];
 
 /**
- * Server preference for a hot body: fewest hot bytes first (br 7,395, zstd
- * 7,774, gzip 8,665). deflate's 12 bytes fewer than gzip do not make up for
- * the clients that still confuse its zlib and raw forms, so it stays last.
+ * Server preference for a hot body: fewest hot bytes first. deflate's few
+ * bytes fewer than gzip do not make up for the clients that still confuse
+ * its zlib and raw forms, so it stays last.
  */
 export const hotOrder: readonly string[] = ['br', 'zstd', 'gzip', 'deflate'];

@@ -15,15 +15,13 @@ import type { Coding } from '../http/negotiate.ts';
 /**
  * The largest body, in bytes, compressed synchronously on the event loop.
  *
- * Measured with `node --import tsx bench/compress-threshold.bench.ts` on
- * generated HTML at the default levels (2-core AMD EPYC, Node 20, shared and
- * noisy): a synchronous call holds every other request up for its whole
- * duration, so the budget is about 1 ms per call. Medians: br level 4 took
- * 0.6 ms at 64 KiB and 0.9 ms at 96 KiB; gzip level 6 0.4 ms at 16 KiB and
- * 1.1 ms at 32 KiB; zstd level 3 0.6 ms at 256 KiB and 1.1 ms at 384 KiB.
- * Below these sizes the asynchronous path only adds its fixed cost (0.1 to
- * 0.4 ms a call: the threadpool hop, or zstd's slicing); above them its
- * fixed cost is small beside the work it keeps off the event loop.
+ * A synchronous call holds every other request up for its whole duration,
+ * so the budget is about 1 ms per call: each limit is the largest size that
+ * `bench/compress-threshold.bench.ts` measured within it at the default
+ * level. Below these sizes the asynchronous path only adds its fixed cost
+ * (the threadpool hop, or zstd's slicing); above them its fixed cost is
+ * small beside the work it keeps off the event loop. The figures:
+ * docs/decisions/0007-compression-sync-below-a-size.md.
  */
 export const syncLimit: Readonly<Record<Coding, number>> = {
   br: 64 * 1024,
@@ -33,7 +31,10 @@ export const syncLimit: Readonly<Record<Coding, number>> = {
   zstd: 256 * 1024,
 };
 
-/** Input per zstd slice: at about 0.3–0.5 GB/s that is well under a millisecond of blocking per slice. */
+/**
+ * Input per zstd slice: well under a millisecond of blocking
+ * (docs/decisions/0007-compression-sync-below-a-size.md).
+ */
 const zstdSlice = 128 * 1024;
 
 /** How a body was compressed, for the debug log. */
@@ -117,7 +118,8 @@ export async function compressIn(
  * one. zlib hands back a view of its output chunk (16 KiB sync, the 256 KiB
  * `asyncChunk` on the thread pool): kept in the representation memo, which
  * counts the view's length, a 9 KB page would hold 256 KiB, and the memo's
- * bound in bytes would not bound memory. The copy costs about a microsecond.
+ * bound in bytes would not bound memory. The copy is cheap beside the
+ * compression it keeps (docs/decisions/0007-compression-sync-below-a-size.md).
  */
 function exact(bytes: Buffer): Buffer {
   return bytes.byteLength < bytes.buffer.byteLength / 2 ? Buffer.from(bytes) : bytes;

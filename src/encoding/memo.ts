@@ -18,9 +18,10 @@
  * bytes change on every request (a timestamp, a counter) would otherwise
  * fill the memo with bodies never seen again, each held until evicted and so
  * promoted to the old generation; with the bytes changing on every request
- * that cost a fifth of the requests a second. A repeated body loses nothing
- * but one comparison's worth of savings, once: its coding entry, keyed by
- * MD5, is kept from the first sighting.
+ * that cost throughput
+ * (docs/decisions/0008-memo-keeps-a-body-from-its-second-sighting.md). A
+ * repeated body loses nothing but one comparison's worth of savings, once:
+ * its coding entry, keyed by MD5, is kept from the first sighting.
  */
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
@@ -199,7 +200,7 @@ export class RepresentationMemo {
     this.#lru?.set(`c\0${md5}\0${coding}\0${level}`, { bytes });
   }
 
-  /** Keeps a compression dictionary (response/dictionaries/) under its SHA-256 hex; it counts against the same budget. */
+  /** Keeps a compression dictionary (dictionaries/) under its SHA-256 hex; it counts against the same budget. */
   keepDictionary(sha256: string, bytes: Buffer): void {
     this.#lru?.set(`d\0${sha256}`, { bytes });
   }

@@ -3,14 +3,14 @@
  * links through `squashHtml` (native core or its twin); level 2 also minifies
  * inline `<style>` and `<script>` blocks with an optional minifier.
  *
- * Which minifier, by measurement (`bench/minifier.bench.ts`, inline blocks of
- * about 1.7 KB): for JavaScript esbuild took about 1.3 ms a block and terser
- * about 12 ms for 3 % fewer bytes, so esbuild first, terser if it is the only
- * one installed; for CSS lightningcss took about 0.13 ms, esbuild about 1 ms
- * and csso about 1.6 ms for the same size within 1 %, so lightningcss, then
- * esbuild, then csso. They are loaded lazily with dynamic import, the first
- * time a level-2 page needs one; when none is installed for a kind, that is
- * logged once and the blocks stay as they are.
+ * Which minifier, by measurement (`bench/minifier.bench.ts`;
+ * docs/decisions/0046-level-2-minifiers-chosen-by-measurement.md): for
+ * JavaScript esbuild first, terser (far slower for a few bytes fewer) if it
+ * is the only one installed; for CSS, where all make the same size, the
+ * fastest first: lightningcss, then esbuild, then csso. They are loaded
+ * lazily with dynamic import, the first time a level-2 page needs one; when
+ * none is installed for a kind, that is logged once and the blocks stay as
+ * they are.
  */
 import type { Logger } from '../base/logger.ts';
 import type { Messages } from '../base/messages.ts';
@@ -193,11 +193,12 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
 /**
  * The blocks `block` finds in `html`, in order. A page up to `window` bytes
  * is searched in one call; a larger one a window at a time, a turn of the
- * event loop apart, so a 10 MiB page does not hold the loop for its whole
- * search (38 ms here). The blocks are the same: an opening tag is matched
- * with the first end tag of its name after it, and one without an end tag
- * is no block, as for `block`; a window grows when an opening tag or its
- * block reaches its end, so nothing is judged on part of its bytes.
+ * event loop apart, so a page of many MiB does not hold the loop for its
+ * whole search (docs/decisions/0043-large-bodies-leave-the-event-loop.md).
+ * The blocks are the same: an opening tag is matched with the first end tag
+ * of its name after it, and one without an end tag is no block, as for
+ * `block`; a window grows when an opening tag or its block reaches its end,
+ * so nothing is judged on part of its bytes.
  */
 export async function* inlineBlocks(html: Buffer, window: number = searchWindow): AsyncGenerator<InlineBlock> {
   if (html.length <= window) {

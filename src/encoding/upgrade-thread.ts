@@ -2,11 +2,11 @@
  * One worker thread, at the lowest CPU priority, that compresses hot bodies
  * at their smallest setting (br 11, zstd 19, gzip 9) for upgrades.ts.
  *
- * Why a thread of its own rather than libuv's pool: br 11 of a 4 MiB body
+ * Why a thread of its own rather than libuv's pool: br 11 of a large body
  * takes seconds; on the pool it would hold one of its four threads (shared
  * with file I/O and DNS) for that long, and zstd-napi has no asynchronous
  * call at all (its slices would block the event loop for a whole 128 KiB
- * block at level 19, tens of milliseconds). In its own thread the work
+ * block at level 19). In its own thread the work
  * blocks nothing, and on Linux `os.setPriority` called inside a thread sets
  * that thread's nice value only, so the scheduler gives the request path
  * every cycle it wants first. The thread starts on the first upgrade, never
@@ -14,15 +14,16 @@
  *
  * The body reaches the thread through a SharedArrayBuffer filled in 256 KiB
  * slices, a turn of the event loop apart: postMessage's structured clone of
- * a 4 MiB Buffer held the event loop for 90–150 ms here, the slices take
- * well under a millisecond each. The copy lives only while its upgrade runs
- * (one at a time, see upgrades.ts).
+ * a large Buffer holds the event loop for the whole copy, the slices only a
+ * little each (docs/decisions/0023-adaptive-compression-by-body-temperature.md).
+ * The copy lives only while its upgrade runs (one at a time, see upgrades.ts).
  *
  * The same thread, started at normal priority instead, makes large dcz
  * bodies (dictionaries/dcz.ts): zstd-napi's `compressUsingDict` is one
- * synchronous call, 15–60 ms for a 4 MiB page and dictionary here, which a
- * request for a page in a rule's scope would otherwise hold the event loop
- * for. A dictionary's shared copy is made once and kept with the dictionary's
+ * synchronous call, long for a large page and dictionary, which a request
+ * for a page in a rule's scope would otherwise hold the event loop for
+ * (docs/decisions/0043-large-bodies-leave-the-event-loop.md). A
+ * dictionary's shared copy is made once and kept with the dictionary's
  * Buffer, so each request copies only its body.
  */
 import { createRequire } from 'node:module';

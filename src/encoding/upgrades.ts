@@ -25,12 +25,11 @@ import type { Coding } from '../http/negotiate.ts';
 import { UpgradeThread } from './upgrade-thread.ts';
 
 /**
- * 4 MiB: br 11 runs at about 1 MB/s here (bench/coding-table.bench.ts: 171
- * ms for 44 KiB on the loaded 2-core machine, under a second a MiB when
- * quiet), so a 4 MiB body keeps the thread busy for seconds already, while
- * a page that large gains the same 25–30 % as a small one. Larger bodies
- * would make every other upgrade wait that much longer, and would take a
- * sixteenth of the default 64 MiB memo each.
+ * 4 MiB: br 11 is slow enough that a body this large keeps the thread busy
+ * for seconds already, while a page that large gains no more than a small
+ * one. Larger bodies would make every other upgrade wait that much longer,
+ * and would take a large share of the default memo each
+ * (docs/decisions/0023-adaptive-compression-by-body-temperature.md).
  */
 export const upgradeMaxSize = 4 * 1024 * 1024;
 

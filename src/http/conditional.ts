@@ -1,5 +1,5 @@
 /**
- * Conditional GET (docs/decisions.md, "ETag semantics"): If-None-Match is
+ * Conditional GET (docs/decisions/0003-etag-semantics.md): If-None-Match is
  * compared with the response's ETag by weak comparison (RFC 9110 8.8.3.2)
  * and, when present, alone decides; If-Modified-Since counts only when there
  * is no ETag or trustLastModified is on. Malformed headers are ignored.

@@ -1,6 +1,6 @@
 /**
  * One cookie's value as the application reads it, for a `cookie:NAME` key
- * (docs/decisions.md, "Cookie keys read what Koa reads").
+ * (docs/decisions/0037-cookie-keys-read-what-koa-reads.md).
  *
  * Koa's `ctx.cookies.get(NAME)` (the `cookies` package) takes the first
  * `;`-separated part that, after spaces (not tabs), starts with `NAME=`

@@ -3,7 +3,8 @@
  * MD5 hex of the uncompressed (optimised) body, suffixed by the content
  * coding, so each representation of one page has its own strong tag; hot
  * bytes (adaptive compression) also name their level, since they differ
- * from the cold bytes of the same coding (docs/decisions.md).
+ * from the cold bytes of the same coding
+ * (docs/decisions/0023-adaptive-compression-by-body-temperature.md).
  */
 
 /**

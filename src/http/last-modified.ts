@@ -4,13 +4,12 @@
  * `templatePaths`, scanned recursively, optionally remembered in a
  * `templateMtimeCache` (a Keyv works) for `templateMtimeCacheDuration`.
  *
- * The scan uses synchronous stat calls: for the usual handful of files one
- * stat costs a few microseconds, far less than a threadpool round trip; a
- * large template tree is what templateMtimeCache is for. The middleware and
- * the server-side cache read the scan through {@link recentNewestMtimeMs},
- * which trusts an answer for
- * {@link mtimeTrustMs}: per response, the stat was a tenth of a cache hit
- * and of a memoised page.
+ * The scan uses synchronous stat calls: for the usual handful of files a
+ * stat costs far less than a threadpool round trip; a large template tree is
+ * what templateMtimeCache is for. The middleware and the server-side cache
+ * read the scan through {@link recentNewestMtimeMs}, which trusts an answer
+ * for {@link mtimeTrustMs}: per response, the stat was a measurable share of
+ * a cache hit and of a memoised page (docs/decisions/0004-trust-windows.md).
  *
  * The scan follows symlinks (a template directory may be one), but no
  * directory twice, by device and inode, so symlink cycles end; and it stops
@@ -59,7 +58,8 @@ export function isLastModifiedOption(value: unknown): boolean {
  * path, and no more than `entries` paths in all, are looked at.
  * A tree beyond these is not a template tree (a path naming `/` or a
  * `node_modules`); each stat is synchronous, and the scan runs every
- * {@link mtimeTrustMs}, so 10,000 stats (tens of ms) is as far as it may go.
+ * {@link mtimeTrustMs}, so 10,000 stats is as far as it may go before the
+ * scan itself holds the event loop (docs/decisions/0040-template-scan-bounds.md).
  */
 export const scanBounds = { depth: 32, entries: 10_000 } as const;
 

@@ -8,8 +8,8 @@
  * `buffer()` may be a private one by the time it leaves. Varnish judges the
  * backend's response as received, nginx the upstream's head as read; a
  * middleware's equivalent is the moment Koa ends the response, after every
- * middleware has returned (docs/decisions.md, "Storability is judged on the
- * head as sent").
+ * middleware has returned
+ * (docs/decisions/0036-storability-judged-on-the-head-as-sent.md).
  *
  * {@link beforeHeadIsSent} wraps `res.end` of one response (only the
  * responses a judge is registered for: a cache build, a dictionary offer),

@@ -1,5 +1,5 @@
 /**
- * FileLock: the flock(2) lock backend (docs/decisions.md, "Locks"),
+ * FileLock: the flock(2) lock backend (docs/decisions/0010-locks.md),
  * for the worker processes of one host. One empty file per key,
  * `dir/md5(utf8(key)).lock`; the lock lives as long as the descriptor held
  * in the guard, so a process that dies frees its locks at once.
@@ -30,7 +30,8 @@ export interface FileLockOptions {
    * Remove a key's lock file when its lock is released, so files of
    * one-off keys (a cache key per URL) do not pile up. Safe against racing
    * acquirers: one that locked a file checks that its path still names the
-   * file it locked, and tries again otherwise (see docs/decisions.md).
+   * file it locked, and tries again otherwise (see
+   * docs/decisions/0024-lock-files-removed-on-release.md).
    * @defaultValue false
    */
   removeOnRelease?: boolean;

@@ -1,6 +1,6 @@
 /**
- * The lock directory's safety checks (docs/decisions.md, "A lock directory
- * others cannot tamper with"). Whoever may replace the files in the
+ * The lock directory's safety checks
+ * (docs/decisions/0042-lock-directory-others-cannot-tamper-with.md). Whoever may replace the files in the
  * directory, or the directory itself, decides who holds every lock: so the
  * directory must be a real directory (not a symbolic link someone could
  * point elsewhere), owned by this user or root, and writable by nobody else

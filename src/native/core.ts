@@ -22,7 +22,7 @@ export const coreKind: 'native' | 'twin' = native ? 'native' : 'twin';
  * The native flock primitives.
  *
  * @throws Error with code `KB_NATIVE_UNAVAILABLE` when the addon is not loaded, or was built
- *   without them (Windows builds leave flock(2) out: see docs/decisions.md, "FileLock on Windows")
+ *   without them (Windows builds leave flock(2) out: see docs/decisions/0014-filelock-on-windows.md)
  */
 export function flock(): FlockPrimitives {
   if (addon && typeof (addon as Partial<FlockPrimitives>).acquireLockFile === 'function') return addon;

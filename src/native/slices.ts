@@ -1,9 +1,9 @@
 /**
  * Whole-body work on a large body, done a slice per turn of the event loop,
  * so that no single call holds other requests up for the whole body: the
- * UTF-8 of a string body, a copy, and an equality check. Each slice is about
- * a millisecond of work or less (`bench/large-bodies.bench.ts`); bodies up
- * to {@link largeBody} are done in one call, cheaper than the turns.
+ * UTF-8 of a string body, a copy, and an equality check. Each slice is sized
+ * to keep a turn short (docs/decisions/0043-large-bodies-leave-the-event-loop.md);
+ * bodies up to {@link largeBody} are done in one call, cheaper than the turns.
  */
 import { largeBuffer } from './squash-off-loop.ts';
 

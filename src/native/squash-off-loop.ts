@@ -4,17 +4,17 @@
  * the TypeScript twin in slices with a turn of the event loop between them.
  * Both give the bytes `squashHtml` gives.
  *
- * Why: one synchronous call took 25 ms per 10 MiB page and 340–710 ms for a
- * 100 MiB one, all of it time every other request waited for
- * (`bench/large-bodies.bench.ts`). Below {@link squashOffLoopMin} the
- * synchronous call is kept: it is under a millisecond, less than what the
- * hop to the pool and back adds to the page's own latency.
+ * Why: one synchronous call on a large page is time every other request
+ * waits for (docs/decisions/0043-large-bodies-leave-the-event-loop.md).
+ * Below {@link squashOffLoopMin} the synchronous call is kept: it is under a
+ * millisecond, less than what the hop to the pool and back adds to the
+ * page's own latency.
  */
 import { addon } from './binding.ts';
 import { squashHtmlSliced } from './twins/squash-html.ts';
 import type { SquashOptions } from './types.ts';
 
-/** Pages of at least this many bytes are squashed off the event loop (the native squash takes about 0.6 ms here). */
+/** Pages of at least this many bytes are squashed off the event loop; below it the hop costs more than it saves. */
 export const squashOffLoopMin = 256 * 1024;
 
 type SquashAsync = (input: NodeJS.ArrayBufferView, options?: SquashOptions) => Promise<Buffer>;
@@ -46,8 +46,9 @@ const nativeLarge = (addon as { largeBuffer?: (size: number) => Buffer } | undef
 /**
  * An uninitialised Buffer of `size` bytes for a large body made in slices.
  * From the addon, its memory is given back to the system on a thread of its
- * own when it is collected: freeing 100 MiB on the event loop took 4–10 ms
- * here. Without the addon, `Buffer.allocUnsafeSlow`.
+ * own when it is collected, since freeing a large block on the event loop
+ * holds it (docs/decisions/0043-large-bodies-leave-the-event-loop.md).
+ * Without the addon, `Buffer.allocUnsafeSlow`.
  */
 export function largeBuffer(size: number): Buffer {
   return nativeLarge && size > 0 ? nativeLarge(size) : Buffer.allocUnsafeSlow(size);

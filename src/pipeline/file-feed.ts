@@ -4,13 +4,11 @@
  * read.
  *
  * Why: every Buffer an `fs.ReadStream` reads into is memory V8 counts
- * against its heap limit, so a 5 MiB file sent compressed made 5 MiB of
- * short-lived Buffers, and with them about one full garbage collection per
- * response: a pause of 4–5 ms on the event loop each time, plus marking steps
- * (node --trace-gc, bench/static.bench.ts). Two buffers, each reused only
- * once the compressor has consumed it, take that away; what remains is the
- * compressor's own output. docs/decisions.md, "Files are read into two
- * reused buffers".
+ * against its heap limit, so a large file sent compressed made as many
+ * bytes of short-lived Buffers, and with them full garbage collections that
+ * pause the event loop. Two buffers, each reused only once the compressor
+ * has consumed it, take that away; what remains is the compressor's own
+ * output (the figures: docs/decisions/0022-stream-bodies-and-the-peers-switches.md).
  *
  * The stream the app made keeps its file descriptor, its range (`start`,
  * `end`) and its life cycle: it is read here with positioned reads on its

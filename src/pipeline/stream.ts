@@ -80,10 +80,10 @@ function streamCoding(response: StreamResponse): Choice {
 }
 
 /**
- * The compressing transform for `coding` at `level`. br gets no size hint:
- * told the size of a 5 MiB file, br 4 made 9% fewer bytes but served 30%
- * fewer requests a second than koa-compress's br 4 without it
- * (bench/static.bench.ts, 2026-12-01); a stream is chosen for throughput.
+ * The compressing transform for `coding` at `level`. br gets no size hint,
+ * as koa-compress gives none: with it br made fewer bytes of a large file
+ * but served fewer requests a second, and a stream is chosen for throughput
+ * (docs/decisions/0022-stream-bodies-and-the-peers-switches.md).
  */
 function encoder(coding: Coding, level: number): Transform {
   switch (coding) {

@@ -36,7 +36,7 @@ export const validate: Step = async (work, shared) => {
       ctx.response.set(
         'ETag',
         work.changing
-          ? entityTag(md5(work.payload), work.coding) // names the bytes sent (docs/decisions/)
+          ? entityTag(md5(work.payload), work.coding) // names the bytes sent (docs/decisions/0029-changing-bodies-skip-the-memo.md)
           : entityTag(digest(work, shared), work.coding, work.hotLevel),
       );
   } else if (work.coding !== 'identity') {

@@ -7,7 +7,8 @@
  * through the accessors Koa's context delegates to them (`ctx.status`,
  * `ctx.body`, `ctx.set` …): the same properties, but every delegating
  * accessor shares one generic body, whose property lookups V8 cannot
- * specialise. On a cache hit they cost a sixth of the requests a second.
+ * specialise. On a cache hit they cost a measurable share of the requests a
+ * second (docs/decisions/0009-hit-path-is-measured.md).
  */
 import type { Readable } from 'node:stream';
 import type { Context } from 'koa';

@@ -2,8 +2,8 @@
  * Single flight across hosts on a real 3-master Redis Cluster: server
  * processes standing for hosts share one ioredis Cluster as their cache and
  * as a RedisLock's client. The entry and the lock of one cache key must live
- * in one hash slot (docs/decisions.md, "Redis Cluster: one hash slot per
- * cache entry"); the keys of different pages spread over the masters.
+ * in one hash slot (docs/decisions/0025-redis-cluster-one-hash-slot.md);
+ * the keys of different pages spread over the masters.
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';

@@ -9,7 +9,7 @@
  * `c.get('/').body`, the port checks that exactly one entry was stored and
  * that the next request is answered from it without running the action.
  * Where koa-buffer answers differently on purpose, the test asserts its
- * answer and says "difference:"; the README's migration table gives the reason.
+ * answer and says "difference:"; docs/migration.md's table gives the reason.
  */
 import { PassThrough } from 'node:stream';
 import test from 'ava';

@@ -4,11 +4,11 @@
  * Source: https://github.com/koajs/compress, __tests__/index.js at commit
  * 049e9de6ab1a33a4a7ee12f5301bfa366ef4910d (the Koa 2 suite); each case keeps
  * its name. `compress(options)` becomes `buffer()` with the counterpart
- * options of the README's migration table (threshold → minCompressSize).
+ * options of docs/migration.md's table (threshold → minCompressSize).
  * supertest sent `Accept-Encoding: gzip, deflate` by default and decoded the
  * body; here the request says so and the test decodes. Where koa-buffer
  * answers differently on purpose, the test asserts koa-buffer's answer and
- * says "difference:"; the README's migration table gives the reason.
+ * says "difference:"; docs/migration.md's table gives the reason.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';

@@ -5,7 +5,7 @@
  * a5baf1bffa41b140d13e9b71b1bb3445a4e677d1 (the koa-etag 5.x suite); each case
  * keeps its name. koa-etag is replaced by `buffer()` alone. Where koa-buffer
  * answers differently on purpose, the test asserts koa-buffer's answer and
- * says "difference:"; the README's migration table gives the reason.
+ * says "difference:"; docs/migration.md's table gives the reason.
  */
 import fs from 'node:fs';
 import test from 'ava';

@@ -1,7 +1,7 @@
 /**
  * The cacheLockDir going wrong under a running server: removed (the next
  * miss makes it again, 0700), or made read-only. A lock that cannot be taken never stops a page
- * (docs/decisions.md, "Locks"): the request builds with a per-process flight, one log line says why,
+ * (docs/decisions/0010-locks.md): the request builds with a per-process flight, one log line says why,
  * concurrent misses in the process still build once, and when the
  * directory is usable again the locks work again without a restart.
  */

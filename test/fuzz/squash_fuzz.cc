@@ -1,5 +1,5 @@
 // libFuzzer target for the HTML squasher (native/core/squash.cc), checking
-// its guarantees (docs/decisions.md) on every input:
+// its guarantees (docs/decisions/0005-squasher-white-space-rules.md) on every input:
 //   - the output is never longer than the input (level 0: equal to it);
 //   - squashing the output again gives it back (idempotence);
 //   - bytes >= 0x80 (so U+00A0 too) come out in order, all of them when the

@@ -1,6 +1,6 @@
 /**
- * ETag and 304 Not Modified over real HTTP (docs/decisions.md, "ETag
- * semantics"): If-None-Match alone decides when present (weak comparison,
+ * ETag and 304 Not Modified over real HTTP
+ * (docs/decisions/0003-etag-semantics.md): If-None-Match alone decides when present (weak comparison,
  * lists, W/, *); If-Modified-Since counts only without an ETag or with
  * trustLastModified; garbage in either header never gives a 5xx.
  */

@@ -1,4 +1,4 @@
-/** The cores know nothing of JavaScript (docs/decisions.md): no N-API, Node or libuv header in native/core. */
+/** The cores know nothing of JavaScript (docs/decisions/0006-native-cores-with-typescript-twins.md): no N-API, Node or libuv header in native/core. */
 import test from 'ava';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

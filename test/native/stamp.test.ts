@@ -1,5 +1,6 @@
 /**
- * A prebuild is proven, never trusted (docs/decisions.md): the committed
+ * A prebuild is proven, never trusted
+ * (docs/decisions/0006-native-cores-with-typescript-twins.md): the committed
  * linux-x64 prebuild and whatever addon the loader picked must both have been
  * built from the native sources in this tree.
  */

@@ -5,7 +5,7 @@
  * `inline-flex`, `inline-grid` or `inline`, with the white space between
  * them that then renders. Each page of test/fixtures/render/inline-display
  * is served through `buffer({ optimiseContent })` over loopback at every
- * level the README says keeps rendering (1 squashes, 2 also minifies inline
+ * level docs/compression.md says keeps rendering (1 squashes, 2 also minifies inline
  * CSS and JavaScript) and must render in headless Chromium with the same
  * text, boxes, links and screenshot as the page served with optimisation off.
  */

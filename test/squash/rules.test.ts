@@ -1,6 +1,7 @@
 /**
- * The squasher's rules (docs/decisions.md), one small input → expected case
- * each, written by hand, run on the native addon and on the twin. The case's
+ * The squasher's rules (docs/decisions/0005-squasher-white-space-rules.md,
+ * docs/decisions/0021-html-squasher-stages-and-tables.md), one small input →
+ * expected case each, written by hand, run on the native addon and on the twin. The case's
  * `rule` says what it pins down; the corpus tests cover whole pages.
  */
 import test from 'ava';

@@ -1,6 +1,6 @@
 /**
  * Comments, tests, benches, examples and the READMEs explain a reason in
- * place or point to docs/ (architecture.md, decisions.md, contributing.md).
+ * place or point to docs/ (architecture.md, decisions/, contributing.md).
  * They must not cite documents a reader of this repository does not have:
  * the design contract ("SPEC 7"), the house style guide ("STYLE C4"), the
  * original documents koa-buffer was ported from ("the seed", "picture B")
@@ -114,6 +114,6 @@ test('no comment, test, bench, example or README cites a document outside the re
   t.deepEqual(
     problems,
     [],
-    'explain the reason in place or point to docs/architecture.md, docs/decisions.md or docs/contributing.md',
+    'explain the reason in place or point to docs/architecture.md, docs/decisions/ or docs/contributing.md',
   );
 });

@@ -209,7 +209,7 @@ export class Flight {
       if (this.outcome !== undefined) return;
       if (typeof taken === 'object') {
         log.error('log_wait_lock_failed', { key: this.slot.key, error: taken.error });
-        // 503 by default (docs/decisions.md, "Waiters"); 'run' builds here with a per-process flight instead.
+        // 503 by default (docs/decisions/0011-waiters-503-or-their-own-build.md); 'run' builds here with a per-process flight instead.
         if (waitFailure === 'run') return this.#handOver();
         this.settle({ failure: 'LOCK-ERROR' });
         return;

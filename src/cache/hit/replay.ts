@@ -39,7 +39,7 @@ export function replayEntry(ctx: Context, visit: { replayed: boolean }, entry: C
 }
 
 /**
- * The answer to a request whose wait failed (docs/decisions.md, "Waiters"): 503 Service
+ * The answer to a request whose wait failed (docs/decisions/0011-waiters-503-or-their-own-build.md): 503 Service
  * Unavailable, `Retry-After: 1`, and a text that says why as UTF-8 plain
  * text: `retry_later` when the build took too long, `retry_later_failed`
  * when it failed. Nothing else of a response the action may have begun is kept.

@@ -1,5 +1,5 @@
 /**
- * Purges as ban records (docs/decisions.md, "Purge by ban records"): a
+ * Purges as ban records (docs/decisions/0026-purge-by-ban-records.md): a
  * purge does not look for the entries it removes (a key is an MD5, and Keyv
  * and lru-cache cannot list keys); it writes down when it happened, for a
  * URL, a tag or everything, and an entry whose build began before a purge

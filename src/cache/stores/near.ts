@@ -1,7 +1,7 @@
 /**
  * A near cache: an in-process copy of the entries a shared store (SQLite,
  * Redis) answered, so a hit costs what an in-memory hit costs
- * (docs/architecture.md, "Near cache"). It stays coherent by three rules:
+ * (docs/decisions/0027-near-cache.md). It stays coherent by three rules:
  * a value is kept no longer than its own expiry; every purge, made here or
  * seen through the store's generation (purge/book.ts), empties it; and
  * writes and deletes go through it to the store. A deploy is judged by the

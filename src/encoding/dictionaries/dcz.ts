@@ -33,10 +33,10 @@ export function usableAsDictionary(bytes: Buffer): boolean {
 }
 
 /**
- * One context for every call (they are synchronous): creating a context
- * costs milliseconds, and so does loading a dictionary into a new one,
- * while `ZSTD_compress_usingDict` on a warm context takes tens of
- * microseconds for a 50 KiB page and dictionary (docs/decisions.md).
+ * One context for every call (they are synchronous): creating a context,
+ * and loading a dictionary into a new one, costs far more than
+ * `ZSTD_compress_usingDict` on a warm context, dictionary load included
+ * (docs/decisions/0032-compression-dictionaries.md).
  */
 let context: InstanceType<ZstdBinding['CCtx']> | undefined;
 
@@ -64,10 +64,10 @@ export function dczEncode(body: Buffer, dictionary: Buffer, hash: string, level:
 
 /**
  * Above this many bytes of body and dictionary together, dcz is made in a
- * worker thread: `ZSTD_compress_usingDict` is one synchronous call, about
- * 0.25 ms for a 512 KiB page and dictionary here, but 15–60 ms at 4 MiB
- * each (`bench/large-bodies.bench.ts`), and any client can ask for it on
- * every request in a rule's scope.
+ * worker thread: `ZSTD_compress_usingDict` is one synchronous call, short
+ * below this size but long for pages of a few MiB, and any client can ask
+ * for it on every request in a rule's scope
+ * (docs/decisions/0043-large-bodies-leave-the-event-loop.md).
  */
 export const dczThreadMin = 512 * 1024;
 

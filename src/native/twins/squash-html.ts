@@ -161,7 +161,8 @@ const SCRATCH_KEEP = 8 * 1024 * 1024;
 let scratch = Buffer.allocUnsafeSlow(64 * 1024);
 
 /**
- * Squashes the white space of an HTML document (docs/decisions.md), bytes in,
+ * Squashes the white space of an HTML document
+ * (docs/decisions/0005-squasher-white-space-rules.md), bytes in,
  * bytes out; the TypeScript twin of the native `squashHtml`.
  *
  * @param input - The page: a Buffer, any TypedArray or DataView (its viewed bytes), or a string, taken as UTF-8.
@@ -190,7 +191,10 @@ export function squashHtml(input: Buffer | NodeJS.ArrayBufferView | string, opti
   return out;
 }
 
-/** Input bytes per turn of the event loop in {@link squashHtmlSliced}: about a millisecond of the twin's work. */
+/**
+ * Input bytes per turn of the event loop in {@link squashHtmlSliced}: a short
+ * turn of the twin's work (docs/decisions/0043-large-bodies-leave-the-event-loop.md).
+ */
 export const twinSlice = 128 * 1024;
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -3,10 +3,9 @@
  * again with the same bytes) is answered as the pipeline answered it last
  * time, by the memo's entity and the request's Accept-Encoding
  * (prepared-answer.ts says how and when). Without it a repeated page paid
- * OPTIMISE, COMPRESS and VALIDATE again for a known answer; the answer given
- * again took a fifth off the server's CPU per repeated 50 KiB page
- * (docs/decisions.md, "A repeated page is held against bare Koa doing the
- * same render").
+ * OPTIMISE, COMPRESS and VALIDATE again for a known answer; giving the
+ * answer again is what brought the CPU of a repeated page down
+ * (docs/decisions/0035-repeated-page-against-bare-koa-rendering.md).
  *
  * The caller checks what the request brings beyond Accept-Encoding with
  * the one rule for answering again (inputs.ts). Last-Modified can move while the entity stays (an
