@@ -103,7 +103,7 @@ function environmentSwitches(now: number): 'NO_CACHE' | 'NO_STORE' | undefined {
  * @param ctx - the request
  * @param hasCache - whether a cache is configured for this response
  * @param now - the time, ms since the epoch (one clock read serves a whole lookup)
- * @param options - `cacheRequestNoCache` (by default 'bypass', the strict rule) and `cacheHosts`
+ * @param options - `cacheRequestNoCache` (by default 'ignore'; 'bypass' is the strict rule) and `cacheHosts`
  * @returns the first rule that applies, in the order they are checked below
  */
 export function bypassReason(
