@@ -47,7 +47,7 @@ import type http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { alternate, compare, comparePaired, isMain, paired, quick, sample, type Row, type Sample } from './harness.ts';
 import { useBarePrecompressed } from './bare.ts';
-import { htmlPage } from './fixtures/pages.ts';
+import { htmlPage } from '../support/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
 import { generator, load, once, reportHttp } from './load.ts';
 import {

@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import Koa from 'koa';
 import { alternate, compare, median, quick, sample, type Row } from './harness.ts';
-import { htmlPage } from './fixtures/pages.ts';
+import { htmlPage } from '../support/pages.ts';
 import { load, reportHttp } from './load.ts';
 import { buffer } from '../src/index.ts';
 import { dczEncode } from '../src/encoding/dictionaries/dcz.ts';

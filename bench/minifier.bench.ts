@@ -5,7 +5,7 @@
  *   node --import tsx bench/minifier.bench.ts [--quick]
  */
 import { alternate, compare, quick, report, type Row } from './harness.ts';
-import { inlineCss, inlineJs } from './fixtures/inline-blocks.ts';
+import { inlineCss, inlineJs } from '../support/inline-blocks.ts';
 
 type Minify = (code: string) => Promise<string> | string;
 

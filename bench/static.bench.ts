@@ -25,7 +25,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { alternate, compare, isMain, quick, sample, type Row, type Sample } from './harness.ts';
-import { htmlPage } from './fixtures/pages.ts';
+import { htmlPage } from '../support/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
 import { load, once, reportHttp } from './load.ts';
 import { serveToDriver, startServerProcess, type ServerProcess } from './server-process.ts';

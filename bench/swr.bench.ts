@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMain, median, percentile, quick, report, sample, type Row } from './harness.ts';
-import { htmlPage } from './fixtures/pages.ts';
+import { htmlPage } from '../support/pages.ts';
 import { builtPackage, ensureBuilt } from './package.ts';
 import { pinned } from './load.ts';
 

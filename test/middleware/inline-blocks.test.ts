@@ -6,7 +6,7 @@
  * turns while a 10 MiB page is searched.
  */
 import test from 'ava';
-import { htmlPage } from '../../bench/fixtures/pages.ts';
+import { htmlPage } from '../../support/pages.ts';
 import { inlineBlocks, type InlineBlock } from '../../src/encoding/optimise.ts';
 import { loopTurns } from '../helpers/loop-turns.ts';
 

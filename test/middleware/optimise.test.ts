@@ -9,7 +9,7 @@ import test from 'ava';
 import { buffer } from '../../src/buffer.ts';
 import { readEntry } from '../../src/cache/entry.ts';
 import { squashHtml } from '../../src/native/exports.ts';
-import { inlineCss, inlineJs } from '../../bench/fixtures/inline-blocks.ts';
+import { inlineCss, inlineJs } from '../../support/inline-blocks.ts';
 import { decode, recordingLogger, serve } from '../helpers/serve.ts';
 
 const html = `<!DOCTYPE html>

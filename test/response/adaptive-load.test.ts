@@ -11,7 +11,7 @@ import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buffer } from '../../src/buffer.ts';
 import { upgradeMaxSize } from '../../src/encoding/upgrades.ts';
-import { hasSchedstat, LoopBlocks, type LoopWindow } from '../../bench/loop-blocks.ts';
+import { hasSchedstat, LoopBlocks, type LoopWindow } from '../../support/loop-blocks.ts';
 import { htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 
 const upgraded = /^recompressed /;
@@ -57,7 +57,7 @@ test('upgrading a 4 MiB body delays neither 100 concurrent small requests nor th
       if (ctx.path === '/pinned') ctx.state.buffer = { adaptiveCompression: false }; // never upgraded
     },
   ]);
-  /** Over `ms`: the event loop's longest delay, and its longest block of its own (bench/loop-blocks.ts). */
+  /** Over `ms`: the event loop's longest delay, and its longest block of its own (support/loop-blocks.ts). */
   const window = async (ms: number): Promise<LoopWindow> => {
     const watch = new LoopBlocks();
     watch.start();

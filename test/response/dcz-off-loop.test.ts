@@ -8,7 +8,7 @@
  */
 import test from 'ava';
 import { createHash } from 'node:crypto';
-import { htmlPage } from '../../bench/fixtures/pages.ts';
+import { htmlPage } from '../../support/pages.ts';
 import { buffer } from '../../src/buffer.ts';
 import { dczEncode, dczEncodeOffLoop, dczThreadMin } from '../../src/encoding/dictionaries/dcz.ts';
 import { availableHeader, decodeDcz } from '../helpers/dcz.ts';

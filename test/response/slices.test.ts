@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import Koa from 'koa';
-import { htmlPage } from '../../bench/fixtures/pages.ts';
+import { htmlPage } from '../../support/pages.ts';
 import { serve } from '../helpers/serve.ts';
 import { buffer } from '../../src/index.ts';
 import { squashHtml } from '../../src/native/exports.ts';

@@ -10,7 +10,7 @@ import test from 'ava';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import Koa from 'koa';
-import { htmlPage } from '../../bench/fixtures/pages.ts';
+import { htmlPage } from '../../support/pages.ts';
 import { impls, native, twins } from '../helpers/impls.ts';
 import { serve } from '../helpers/serve.ts';
 import { buffer } from '../../src/index.ts';
