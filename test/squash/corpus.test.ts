@@ -1,5 +1,5 @@
 /**
- * The squasher over the real-world-shaped corpus in test/fixtures/squash:
+ * The squasher over the real-world-shaped corpus in support/squash-corpus:
  * every page against its reviewed golden, on the native addon and the twin,
  * plus the squasher's guarantees page by page.
  */
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { impls } from '../helpers/impls.ts';
 import type { CoreImplementation, SquashOptions } from '../../src/native/types.ts';
 
-const dir = fileURLToPath(new URL('../fixtures/squash/', import.meta.url));
+const dir = fileURLToPath(new URL('../../support/squash-corpus/', import.meta.url));
 const options = JSON.parse(readFileSync(`${dir}cases.json`, 'utf8')) as Record<string, SquashOptions>;
 const names = readdirSync(dir)
   .filter((f) => f.endsWith('.html') && !f.endsWith('.expected.html'))

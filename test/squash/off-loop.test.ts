@@ -28,7 +28,7 @@ import { defaultLogger as logger } from '../../src/base/logger.ts';
 import { builtinMessages as messages } from '../../src/base/messages.ts';
 import { loopTurns } from '../helpers/loop-turns.ts';
 
-const dir = fileURLToPath(new URL('../fixtures/squash/', import.meta.url));
+const dir = fileURLToPath(new URL('../../support/squash-corpus/', import.meta.url));
 const cases = JSON.parse(readFileSync(`${dir}cases.json`, 'utf8')) as Record<string, SquashOptions>;
 const corpus = readdirSync(dir)
   .filter((f) => f.endsWith('.html') && !f.endsWith('.expected.html'))
