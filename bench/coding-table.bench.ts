@@ -27,7 +27,7 @@
  */
 import zlib from 'node:zlib';
 import { createRequire } from 'node:module';
-import { median, quick, report, type Row } from './harness.ts';
+import { median, quick, report, type Row } from './lib/harness.ts';
 import { htmlPage } from '../support/pages.ts';
 import { squashHtml } from '../src/index.ts';
 

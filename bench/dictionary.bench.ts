@@ -23,9 +23,9 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import Koa from 'koa';
-import { alternate, compare, median, quick, sample, type Row } from './harness.ts';
+import { alternate, compare, median, quick, sample, type Row } from './lib/harness.ts';
 import { htmlPage } from '../support/pages.ts';
-import { load, reportHttp } from './load.ts';
+import { load, reportHttp } from './lib/load.ts';
 import { buffer } from '../src/index.ts';
 import { dczEncode } from '../src/encoding/dictionaries/dcz.ts';
 

@@ -35,12 +35,12 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { compare, isMain, median, quick, sample, type Row } from './harness.ts';
+import { compare, isMain, median, quick, sample, type Row } from './lib/harness.ts';
 import { htmlPage } from '../support/pages.ts';
-import { builtPackage, ensureBuilt } from './package.ts';
-import { report } from './harness.ts';
+import { builtPackage, ensureBuilt } from './lib/package.ts';
+import { report } from './lib/harness.ts';
 import { hasSchedstat, loopWatchCommands } from '../support/loop-blocks.ts';
-import { serveToDriver, startServerProcess, type ServerProcess } from './server-process.ts';
+import { serveToDriver, startServerProcess, type ServerProcess } from './lib/server-process.ts';
 
 const self = fileURLToPath(import.meta.url);
 const reps = quick ? 3 : 7;

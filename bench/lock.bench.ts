@@ -41,7 +41,7 @@ import {
   sample,
   type Row,
   type Sample,
-} from './harness.ts';
+} from './lib/harness.ts';
 
 const reps = quick ? 3 : 7;
 const runMs = quick ? 150 : 400;

@@ -19,7 +19,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import minifyHtmlModule from '@minify-html/node';
 import { minify as htmlMinifierTerser } from 'html-minifier-terser';
-import { alternate, compare, quick, report, sample, type Row, type Sample } from './harness.ts';
+import { alternate, compare, quick, report, sample, type Row, type Sample } from './lib/harness.ts';
 import { native as maybeNative, twins } from '../src/native/core.ts';
 import { addonUnavailableReason } from '../src/native/binding.ts';
 

@@ -20,7 +20,7 @@ import { MemoryStore } from '../src/cache/stores/memory.ts';
 import { RedisStore } from '../src/cache/stores/redis.ts';
 import { SqliteStore } from '../src/cache/stores/sqlite.ts';
 import { startServer } from '../support/redis-server.ts';
-import { alternate, compare, quick, report, type Row, type Sample } from './harness.ts';
+import { alternate, compare, quick, report, type Row, type Sample } from './lib/harness.ts';
 
 const reps = quick ? 3 : 7;
 const repMs = quick ? 200 : 800;

@@ -25,12 +25,12 @@
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { compare, isMain, percentile, quick, sample, type Row } from './harness.ts';
+import { compare, isMain, percentile, quick, sample, type Row } from './lib/harness.ts';
 import { htmlPage } from '../support/pages.ts';
-import { builtPackage, ensureBuilt } from './package.ts';
-import { reportHttp } from './load.ts';
+import { builtPackage, ensureBuilt } from './lib/package.ts';
+import { reportHttp } from './lib/load.ts';
 import { loopWatchCommands } from '../support/loop-blocks.ts';
-import { serveToDriver, startServerProcess, type ServerProcess } from './server-process.ts';
+import { serveToDriver, startServerProcess, type ServerProcess } from './lib/server-process.ts';
 
 const self = fileURLToPath(import.meta.url);
 const reps = quick ? 2 : 5;

@@ -157,7 +157,7 @@ export async function measureInOneRun(
 }
 
 /**
- * A contender for bench/harness.ts `paired` that measures a new server
+ * A contender for bench/lib/harness.ts `paired` that measures a new server
  * process of `mode` per run ({@link measureInOneRun}): req/s, then CPU µs
  * per request (NaN without /proc).
  *

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The ref given with `--baseline`, if any. */
 export const baselineRef: string | undefined = (() => {
@@ -49,8 +49,8 @@ export function buildBaseline(ref: string): string {
 }
 
 /** In a bench's server process: the package built by {@link buildBaseline}, whose folder the driver passes in KB_BENCH_BASELINE_DIR. */
-export function baselinePackage(): Promise<typeof import('../src/index.ts')> {
+export function baselinePackage(): Promise<typeof import('../../src/index.ts')> {
   const dir = process.env.KB_BENCH_BASELINE_DIR;
   if (dir === undefined) throw new Error('KB_BENCH_BASELINE_DIR is not set: the driver builds the baseline first');
-  return import(join(dir, 'dist', 'index.js')) as Promise<typeof import('../src/index.ts')>;
+  return import(join(dir, 'dist', 'index.js')) as Promise<typeof import('../../src/index.ts')>;
 }

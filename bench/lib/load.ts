@@ -16,7 +16,7 @@ import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { report, type Row } from './harness.ts';
 
-const autocannonBin = fileURLToPath(new URL('../node_modules/autocannon/autocannon.js', import.meta.url));
+const autocannonBin = fileURLToPath(new URL('../../node_modules/autocannon/autocannon.js', import.meta.url));
 
 /** The load generator in use: wrk when installed, unless KB_LOAD says autocannon. */
 export const generator: 'wrk' | 'autocannon' =

@@ -11,7 +11,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 
 function newestMtime(dir: string): number {
   let newest = 0;
@@ -40,6 +40,6 @@ export function ensureBuilt(): void {
 }
 
 /** The built package (dist/index.js), as `import 'koa-buffer'` gives it. */
-export function builtPackage(): Promise<typeof import('../src/index.ts')> {
-  return import(join(root, 'dist', 'index.js')) as Promise<typeof import('../src/index.ts')>;
+export function builtPackage(): Promise<typeof import('../../src/index.ts')> {
+  return import(join(root, 'dist', 'index.js')) as Promise<typeof import('../../src/index.ts')>;
 }
