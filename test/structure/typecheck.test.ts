@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import test from 'ava';
-import { packageRoot } from '../src/native/binding.ts';
+import { packageRoot } from '../../src/native/binding.ts';
 
 test('tsc --noEmit reports no error', async (t) => {
   t.timeout(180_000);

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { parseDuration } from '../src/base/duration.ts';
+import { parseDuration } from '../../src/base/duration.ts';
 
 test('numbers are seconds; strings take a unit word', (t) => {
   t.is(parseDuration(10), 10);

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { Messages, builtinMessages, isMessageOverrides } from '../src/base/messages.ts';
+import { Messages, builtinMessages, isMessageOverrides } from '../../src/base/messages.ts';
 
 test('placeholders are filled from the arguments', (t) => {
   t.is(builtinMessages.text('lock_failed', { path: '/x.lock', error: 'EIO' }), 'cannot lock /x.lock: EIO');
