@@ -44,7 +44,7 @@ struct rule_case {
 };
 
 // Each case names the rule it pins down. The TypeScript suite has the long
-// table (test/squash/rules.test.ts); these guard the core on its own.
+// table (test/native/squash/squash-rules.test.ts); these guard the core on its own.
 const rule_case kRules[] = {
     {"text run without LF becomes one space", "a \t  b", "a b"},
     {"text run with LF becomes one LF", "a  \r\n\t b", "a\nb"},

@@ -9,7 +9,7 @@
  * bytes follow it.
  */
 import test from 'ava';
-import { impls } from '../helpers/impls.ts';
+import { impls } from '../../helpers/impls.ts';
 
 const BOM = '\uFEFF';
 const cases = [

@@ -9,8 +9,8 @@ import { mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { addon, addonUnavailableReason, packageRoot } from '../../src/native/binding.ts';
-import { LOCK_BUSY, type FlockPrimitives } from '../../src/native/types.ts';
+import { addon, addonUnavailableReason, packageRoot } from '../../../src/native/binding.ts';
+import { LOCK_BUSY, type FlockPrimitives } from '../../../src/native/types.ts';
 
 // Windows builds have no flock(2) (binding.gyp); test/locks/file-lock-platform.test.ts covers them.
 const skipReason =

@@ -6,10 +6,10 @@
  */
 import test from 'ava';
 import { Worker } from 'node:worker_threads';
-import { addon, packageRoot } from '../../src/native/binding.ts';
-import { impls } from '../helpers/impls.ts';
-import { caught } from '../helpers/caught.ts';
-import type { CoreImplementation } from '../../src/native/types.ts';
+import { addon, packageRoot } from '../../../src/native/binding.ts';
+import { impls } from '../../helpers/impls.ts';
+import { caught } from '../../helpers/caught.ts';
+import type { CoreImplementation } from '../../../src/native/types.ts';
 
 type Squash = (input: unknown, options?: unknown) => Buffer;
 const call = (impl: CoreImplementation): Squash => impl.squashHtml as unknown as Squash;

@@ -6,8 +6,8 @@
  */
 import test from 'ava';
 import fc from 'fast-check';
-import { impls } from '../helpers/impls.ts';
-import type { CoreImplementation, SquashOptions } from '../../src/native/types.ts';
+import { impls } from '../../helpers/impls.ts';
+import type { CoreImplementation, SquashOptions } from '../../../src/native/types.ts';
 
 const RUNS = 3000;
 

@@ -5,7 +5,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { createHash } from 'node:crypto';
-import { impls } from '../helpers/impls.ts';
+import { impls } from '../../helpers/impls.ts';
 
 const MiB = 1 << 20;
 

@@ -4,8 +4,8 @@
  * `rule` says what it pins down; the corpus tests cover whole pages.
  */
 import test from 'ava';
-import { impls } from '../helpers/impls.ts';
-import type { CoreImplementation, SquashOptions } from '../../src/native/types.ts';
+import { impls } from '../../helpers/impls.ts';
+import type { CoreImplementation, SquashOptions } from '../../../src/native/types.ts';
 
 interface RuleCase {
   rule: string;

@@ -10,7 +10,7 @@
  * the original did.
  */
 import test from 'ava';
-import { impls } from '../helpers/impls.ts';
+import { impls } from '../../helpers/impls.ts';
 
 const options = { rewriteLinks: true, host: 'shop.example.com', path: '/catalog', scheme: 'https' } as const;
 const page = 'https://shop.example.com/catalog?page=1';

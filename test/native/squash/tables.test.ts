@@ -10,10 +10,10 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { packageRoot } from '../../src/native/binding.ts';
-import { RAW_NAMES, TAGS } from '../../src/native/twins/squash/html-tables.ts';
+import { packageRoot } from '../../../src/native/binding.ts';
+import { RAW_NAMES, TAGS } from '../../../src/native/twins/squash/html-tables.ts';
 // @ts-expect-error -- a plain .mjs script without declarations
-import { headerPath, modulePath, sourcePath, staleFiles } from '../../scripts/generate-html-tables.mjs';
+import { headerPath, modulePath, sourcePath, staleFiles } from '../../../scripts/generate-html-tables.mjs';
 
 const run = promisify(execFile);
 const script = join(packageRoot, 'scripts', 'generate-html-tables.mjs');

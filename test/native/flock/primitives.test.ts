@@ -19,9 +19,9 @@ import {
 } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { addon, addonUnavailableReason, packageRoot } from '../../src/native/binding.ts';
-import { asNobody, nobodyCanRead, runningAsRoot } from '../helpers/as-nobody.ts';
-import { LOCK_BUSY, type FlockPrimitives } from '../../src/native/types.ts';
+import { addon, addonUnavailableReason, packageRoot } from '../../../src/native/binding.ts';
+import { asNobody, nobodyCanRead, runningAsRoot } from '../../helpers/as-nobody.ts';
+import { LOCK_BUSY, type FlockPrimitives } from '../../../src/native/types.ts';
 
 const { ELOOP, ENOENT, EACCES, EROFS, EBADF } = constants.errno;
 // Windows builds have no flock(2) (binding.gyp); test/locks/file-lock-platform.test.ts covers them.

@@ -9,7 +9,7 @@
  * counts as holding a line feed and becomes "\n".
  */
 import test from 'ava';
-import { impls } from '../helpers/impls.ts';
+import { impls } from '../../helpers/impls.ts';
 
 const cases: Array<[input: string, expected: string]> = [
   ['a\rb', 'a\nb'],

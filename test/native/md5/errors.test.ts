@@ -4,8 +4,8 @@
  */
 import test from 'ava';
 import { createRequire } from 'node:module';
-import { impls, native, twins } from '../helpers/impls.ts';
-import { caught } from '../helpers/caught.ts';
+import { impls, native, twins } from '../../helpers/impls.ts';
+import { caught } from '../../helpers/caught.ts';
 
 const notBytes: Array<[string, unknown]> = [
   ['undefined', undefined],

@@ -10,25 +10,25 @@ import test from 'ava';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import Koa from 'koa';
-import { htmlPage } from '../../support/pages.ts';
-import { impls, native, twins } from '../helpers/impls.ts';
-import { serve } from '../helpers/serve.ts';
-import { buffer } from '../../src/index.ts';
-import { addon } from '../../src/native/binding.ts';
+import { htmlPage } from '../../../support/pages.ts';
+import { impls, native, twins } from '../../helpers/impls.ts';
+import { serve } from '../../helpers/serve.ts';
+import { buffer } from '../../../src/index.ts';
+import { addon } from '../../../src/native/binding.ts';
 import {
   largeBuffer,
   squashHtmlOffLoop,
   squashOffLoopKind,
   squashOffLoopMin,
-} from '../../src/native/squash-off-loop.ts';
-import { squashHtmlSliced } from '../../src/native/twins/squash-html.ts';
-import type { SquashOptions } from '../../src/native/types.ts';
-import { optimiseHtml, type OptimiseSettings } from '../../src/encoding/optimise.ts';
-import { defaultLogger as logger } from '../../src/base/logger.ts';
-import { builtinMessages as messages } from '../../src/base/messages.ts';
-import { loopTurns } from '../helpers/loop-turns.ts';
+} from '../../../src/native/squash-off-loop.ts';
+import { squashHtmlSliced } from '../../../src/native/twins/squash-html.ts';
+import type { SquashOptions } from '../../../src/native/types.ts';
+import { optimiseHtml, type OptimiseSettings } from '../../../src/encoding/optimise.ts';
+import { defaultLogger as logger } from '../../../src/base/logger.ts';
+import { builtinMessages as messages } from '../../../src/base/messages.ts';
+import { loopTurns } from '../../helpers/loop-turns.ts';
 
-const dir = fileURLToPath(new URL('../../support/squash-corpus/', import.meta.url));
+const dir = fileURLToPath(new URL('../../../support/squash-corpus/', import.meta.url));
 const cases = JSON.parse(readFileSync(`${dir}cases.json`, 'utf8')) as Record<string, SquashOptions>;
 const corpus = readdirSync(dir)
   .filter((f) => f.endsWith('.html') && !f.endsWith('.expected.html'))

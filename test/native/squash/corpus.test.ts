@@ -6,10 +6,10 @@
 import test from 'ava';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { impls } from '../helpers/impls.ts';
-import type { CoreImplementation, SquashOptions } from '../../src/native/types.ts';
+import { impls } from '../../helpers/impls.ts';
+import type { CoreImplementation, SquashOptions } from '../../../src/native/types.ts';
 
-const dir = fileURLToPath(new URL('../../support/squash-corpus/', import.meta.url));
+const dir = fileURLToPath(new URL('../../../support/squash-corpus/', import.meta.url));
 const options = JSON.parse(readFileSync(`${dir}cases.json`, 'utf8')) as Record<string, SquashOptions>;
 const names = readdirSync(dir)
   .filter((f) => f.endsWith('.html') && !f.endsWith('.expected.html'))
