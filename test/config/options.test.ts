@@ -220,7 +220,7 @@ test('every documented form of a valid value is accepted', (t) => {
     { varyBy: [] },
     { varyBy: ['Accept-Language', 'cookie'] },
     { cache: true },
-    { cache: new Map() }, // an object that keeps nothing is refused at start-up (test/safe/cache-stores.test.ts)
+    { cache: new Map() }, // an object that keeps nothing is refused at start-up (test/cache/cache-stores.test.ts)
     { cache: 'sqlite:/tmp/x.db' },
     { cache: 'redis://127.0.0.1:6379' },
     { cache: 'rediss://r.example:6380/0' },
