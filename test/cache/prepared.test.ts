@@ -140,7 +140,7 @@ test('a header an outer middleware sets per request does not keep a hit from its
       ctx.set('X-Request-Id', String(++requestId));
       await next();
     },
-    // Fixed levels: the hot upgrade of a hit (test/response/adaptive.test.ts) would change the answer after the first hits.
+    // Fixed levels: the hot upgrade of a hit (test/encoding/adaptive.test.ts) would change the answer after the first hits.
     buffer({ cache: true, logger, adaptiveCompression: false }),
     async (ctx) => {
       if (await ctx.bufferIsCached()) return;

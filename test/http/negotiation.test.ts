@@ -22,7 +22,7 @@ async function pageServer(t: Parameters<typeof serve>[0], options: Parameters<ty
 }
 
 // [Accept-Encoding, expected coding] with the fixed server order br, zstd, gzip, deflate (adaptive
-// compression, on by default, orders cold bodies by cost: test/response/adaptive.test.ts).
+// compression, on by default, orders cold bodies by cost: test/encoding/adaptive.test.ts).
 const cases: Array<[string | undefined, string]> = [
   [undefined, 'identity'],
   ['', 'identity'],
