@@ -118,7 +118,7 @@ test('the memo evicts old pages and never grows past its bound', async (t) => {
   const bound = 256 * 1024;
   const server = await serve(t, [
     // Fixed levels: hot upgrades land in the memo when the upgrade thread gets to them, which would make
-    // the eviction order depend on timing (their accounting is tested in test/response/adaptive*.test.ts).
+    // the eviction order depend on timing (their accounting is tested in test/encoding/adaptive*.test.ts).
     buffer({ logger, memoMaxSize: bound, adaptiveCompression: false }),
     (ctx) => {
       ctx.body = htmlPage(16 * 1024, Number(ctx.path.slice(1)));
