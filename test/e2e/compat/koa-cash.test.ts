@@ -15,10 +15,10 @@ import { PassThrough } from 'node:stream';
 import test from 'ava';
 import type { Context } from 'koa';
 import { LRUCache } from 'lru-cache';
-import { decodeEntry } from '../../src/cache/entry.ts';
-import { buffer } from '../../src/buffer.ts';
-import type { BufferOptions } from '../../src/config/options.ts';
-import { decode, serve } from '../helpers/serve.ts';
+import { decodeEntry } from '../../../src/cache/entry.ts';
+import { buffer } from '../../../src/buffer.ts';
+import type { BufferOptions } from '../../../src/config/options.ts';
+import { decode, serve } from '../../helpers/serve.ts';
 
 /**
  * The original suite's store: an lru-cache behind koa-cash's get/set, here the

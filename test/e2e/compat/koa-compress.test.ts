@@ -14,8 +14,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import test from 'ava';
 import type { Context } from 'koa';
-import { buffer } from '../../src/buffer.ts';
-import { decode, serve } from '../helpers/serve.ts';
+import { buffer } from '../../../src/buffer.ts';
+import { decode, serve } from '../../helpers/serve.ts';
 
 const bytes = crypto.randomBytes(1024);
 const string = bytes.toString('hex');

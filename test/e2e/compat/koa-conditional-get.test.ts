@@ -8,9 +8,9 @@
  * original computed koa-etag's.
  */
 import test from 'ava';
-import { buffer } from '../../src/buffer.ts';
-import { md5 } from '../../src/native/exports.ts';
-import { serve } from '../helpers/serve.ts';
+import { buffer } from '../../../src/buffer.ts';
+import { md5 } from '../../../src/native/exports.ts';
+import { serve } from '../../helpers/serve.ts';
 
 const body = { name: 'tobi', species: 'ferret', age: 2 };
 

@@ -10,9 +10,9 @@
 import fs from 'node:fs';
 import test from 'ava';
 import calculate from 'etag';
-import { buffer } from '../../src/buffer.ts';
-import { md5 } from '../../src/native/exports.ts';
-import { serve } from '../helpers/serve.ts';
+import { buffer } from '../../../src/buffer.ts';
+import { md5 } from '../../../src/native/exports.ts';
+import { serve } from '../../helpers/serve.ts';
 
 test('etag() when body is missing should not add ETag', async (t) => {
   const server = await serve(t, [buffer(), (_, next) => next()]);

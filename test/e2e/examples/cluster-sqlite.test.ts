@@ -2,8 +2,8 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { startExample, tempDir, waitGone } from '../helpers/examples.ts';
-import { decode } from '../helpers/serve.ts';
+import { startExample, tempDir, waitGone } from '../../helpers/examples.ts';
+import { decode } from '../../helpers/serve.ts';
 
 test('concurrent misses on both workers build the page once; the other worker then hits; SIGTERM stops all', async (t) => {
   const dataDir = tempDir(t, 'kb-cluster-example-');

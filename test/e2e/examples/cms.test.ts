@@ -1,8 +1,8 @@
 /** examples/cms/server.ts: an edit purges the article and the listing on every node:cluster worker sharing SQLite. */
 import test from 'ava';
-import { startExample, tempDir, waitGone } from '../helpers/examples.ts';
-import { decode } from '../helpers/serve.ts';
-import type { RunningExample } from '../helpers/examples.ts';
+import { startExample, tempDir, waitGone } from '../../helpers/examples.ts';
+import { decode } from '../../helpers/serve.ts';
+import type { RunningExample } from '../../helpers/examples.ts';
 
 async function text(app: RunningExample, path: string): Promise<{ body: string; worker: string }> {
   const response = await app.request(path);

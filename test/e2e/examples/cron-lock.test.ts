@@ -1,7 +1,7 @@
 /** examples/cron-lock.sh: koa-buffer-lock in a crontab-style script, overlapping runs started as cron would. */
 import test from 'ava';
-import { spawnProgram } from '../helpers/children.ts';
-import { example, exampleEnv, tempDir } from '../helpers/examples.ts';
+import { spawnProgram } from '../../helpers/children.ts';
+import { example, exampleEnv, tempDir } from '../../helpers/examples.ts';
 
 test('an overlapping run is skipped (exit 0), a waiting run follows the first, a later run runs', async (t) => {
   const dir = tempDir(t, 'kb-cron-example-');

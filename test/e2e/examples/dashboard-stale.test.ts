@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
 import type { Browser, Page } from 'playwright-core';
-import { staleFreshSeconds } from '../../examples/demo/pages/stale.ts';
-import { chromiumSkipReason } from '../helpers/chromium.ts';
-import { type DemoSite, launchScriptedChromium, openDashboard, startDemo } from '../helpers/dashboard.ts';
-import { rawRequest } from '../helpers/serve.ts';
+import { staleFreshSeconds } from '../../../examples/demo/pages/stale.ts';
+import { chromiumSkipReason } from '../../helpers/chromium.ts';
+import { type DemoSite, launchScriptedChromium, openDashboard, startDemo } from '../../helpers/dashboard.ts';
+import { rawRequest } from '../../helpers/serve.ts';
 
 const serial = chromiumSkipReason === undefined ? test.serial : test.skip;
 const skipped = chromiumSkipReason === undefined ? '' : ` (skipped: ${chromiumSkipReason})`;

@@ -9,10 +9,16 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import type { Browser, Page } from 'playwright-core';
-import { liveRequests } from '../../examples/demo/pages/dashboard.ts';
-import { chromiumSkipReason } from '../helpers/chromium.ts';
-import { type DemoSite, launchScriptedChromium, openDashboard, runStampede, startDemo } from '../helpers/dashboard.ts';
-import { decode, rawRequest } from '../helpers/serve.ts';
+import { liveRequests } from '../../../examples/demo/pages/dashboard.ts';
+import { chromiumSkipReason } from '../../helpers/chromium.ts';
+import {
+  type DemoSite,
+  launchScriptedChromium,
+  openDashboard,
+  runStampede,
+  startDemo,
+} from '../../helpers/dashboard.ts';
+import { decode, rawRequest } from '../../helpers/serve.ts';
 
 const serial = chromiumSkipReason === undefined ? test.serial : test.skip;
 const skipped = chromiumSkipReason === undefined ? '' : ` (skipped: ${chromiumSkipReason})`;

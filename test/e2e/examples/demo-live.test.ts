@@ -6,9 +6,9 @@
  * worker, each decoding to a whole page.
  */
 import test from 'ava';
-import { availableHeader, decodeDcz } from '../helpers/dcz.ts';
-import { startExample, tempDir } from '../helpers/examples.ts';
-import { decode } from '../helpers/serve.ts';
+import { availableHeader, decodeDcz } from '../../helpers/dcz.ts';
+import { startExample, tempDir } from '../../helpers/examples.ts';
+import { decode } from '../../helpers/serve.ts';
 
 const bannerLine = /^koa-buffer demo: http:\/\/127\.0\.0\.1:(\d+)\/ {2}\(2 workers: pid (\d+), (\d+)\)$/;
 

@@ -9,9 +9,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
-import { staleFreshSeconds } from '../../examples/demo/pages/stale.ts';
-import { startExample, tempDir } from '../helpers/examples.ts';
-import { decode } from '../helpers/serve.ts';
+import { staleFreshSeconds } from '../../../examples/demo/pages/stale.ts';
+import { startExample, tempDir } from '../../helpers/examples.ts';
+import { decode } from '../../helpers/serve.ts';
 
 const builds = (dataDir: string): number =>
   readFileSync(join(dataDir, 'report-builds.log'), 'utf8')

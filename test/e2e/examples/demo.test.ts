@@ -9,11 +9,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { capabilities } from '../../examples/demo/capabilities.ts';
-import { escapeHtml } from '../../examples/demo/pages/layout.ts';
-import { LineChild } from '../helpers/children.ts';
-import { alive, example, exampleEnv, repoRoot, startExample, tempDir, waitGone } from '../helpers/examples.ts';
-import { decode, rawRequest, type RawResponse } from '../helpers/serve.ts';
+import { capabilities } from '../../../examples/demo/capabilities.ts';
+import { escapeHtml } from '../../../examples/demo/pages/layout.ts';
+import { LineChild } from '../../helpers/children.ts';
+import { alive, example, exampleEnv, repoRoot, startExample, tempDir, waitGone } from '../../helpers/examples.ts';
+import { decode, rawRequest, type RawResponse } from '../../helpers/serve.ts';
 
 const server = example('demo/server.ts');
 const bannerLine = /^koa-buffer demo: http:\/\/127\.0\.0\.1:(\d+)\/ {2}\(2 workers: pid (\d+), (\d+)\)$/;

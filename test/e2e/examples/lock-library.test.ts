@@ -1,7 +1,7 @@
 /** examples/lock-library.ts: FileLock and the waiting Lock in a script, three copies run as a user would. */
 import test from 'ava';
-import { spawnProgram, type LineChild } from '../helpers/children.ts';
-import { example, exampleEnv, repoRoot, tempDir } from '../helpers/examples.ts';
+import { spawnProgram, type LineChild } from '../../helpers/children.ts';
+import { example, exampleEnv, repoRoot, tempDir } from '../../helpers/examples.ts';
 
 test('one copy holds the lock; a copy that tries once gives up with 75; a waiting copy gets it when the holder is killed', async (t) => {
   const dir = tempDir(t, 'kb-lock-example-');

@@ -4,8 +4,8 @@
  * example's comment says stays the same and what changes.
  */
 import test from 'ava';
-import { startExample, type RunningExample } from '../helpers/examples.ts';
-import { decode } from '../helpers/serve.ts';
+import { startExample, type RunningExample } from '../../helpers/examples.ts';
+import { decode } from '../../helpers/serve.ts';
 
 async function exercise(app: RunningExample) {
   const concurrent = await Promise.all(

@@ -1,7 +1,7 @@
 /** examples/one-process.ts: buffer() with `cache: true` in one process, run as a user would. */
 import test from 'ava';
-import { startExample } from '../helpers/examples.ts';
-import { decode } from '../helpers/serve.ts';
+import { startExample } from '../../helpers/examples.ts';
+import { decode } from '../../helpers/serve.ts';
 
 test('concurrent misses build the page once; it is squashed, compressed, and then a hit; SIGTERM exits 0', async (t) => {
   const app = await startExample(t, 'one-process.ts');

@@ -3,9 +3,9 @@
  * redis-server as cache and lock, run as a user would. Skipped, saying what
  * to install, when redis-server is absent.
  */
-import { decode } from '../helpers/serve.ts';
-import { startExample } from '../helpers/examples.ts';
-import { redisTest, useRedis } from '../helpers/redis.ts';
+import { decode } from '../../helpers/serve.ts';
+import { startExample } from '../../helpers/examples.ts';
+import { redisTest, useRedis } from '../../helpers/redis.ts';
 
 redisTest(
   'concurrent misses on two hosts build the page once; the other host then hits; SIGTERM exits 0',

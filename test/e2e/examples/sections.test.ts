@@ -1,8 +1,8 @@
 /** examples/sections.ts: bufferSection declarations and ctx.state.buffer overrides, run as a user would. */
 import { createHash } from 'node:crypto';
 import test from 'ava';
-import { startExample } from '../helpers/examples.ts';
-import { decode } from '../helpers/serve.ts';
+import { startExample } from '../../helpers/examples.ts';
+import { decode } from '../../helpers/serve.ts';
 
 const indented = /\n {4}<p>\n {6}The same/;
 const squashed = /^<!doctype html><html><body><p>\nThe same indented page at every URL\.\n<\/p><\/body><\/html>\n?$/;
