@@ -7,7 +7,7 @@
  * one run.
  *
  * Method: every server runs in its own child process pinned to core 0
- * (`taskset -c 0`), the load generator (bench/load.ts: wrk, or autocannon
+ * (`taskset -c 0`), the load generator (bench/lib/load.ts: wrk, or autocannon
  * without it) in another pinned to core 1, 50 connections; configurations
  * alternate rep by rep (9 × 2 s each, 1 × 2 s with --quick) and the median
  * req/s is reported with its spread. KB_BENCH_VERBOSE=1 prints every rep,
@@ -37,19 +37,29 @@
  * reads the server's own CPU time (utime + stime from /proc) and reports
  * CPU microseconds per request, the server's cost whatever the client.
  *
- * `--baseline <git-ref>` adds koa-buffer as it was at that commit (bench/baseline.ts)
+ * `--baseline <git-ref>` adds koa-buffer as it was at that commit (bench/lib/baseline.ts)
  * and rows comparing today's code with it, measured in ABBA blocks of their
- * own after the other configurations (bench/harness.ts `paired`).
+ * own after the other configurations (bench/lib/harness.ts `paired`).
  *
  * Run: node --import tsx bench/cache.bench.ts [--quick] [--baseline <git-ref>]
  */
 import type http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { alternate, compare, comparePaired, isMain, paired, quick, sample, type Row, type Sample } from './harness.ts';
-import { useBarePrecompressed } from './bare.ts';
-import { htmlPage } from './fixtures/pages.ts';
-import { builtPackage, ensureBuilt } from './package.ts';
-import { generator, load, once, reportHttp } from './load.ts';
+import {
+  alternate,
+  compare,
+  comparePaired,
+  isMain,
+  paired,
+  quick,
+  sample,
+  type Row,
+  type Sample,
+} from './lib/harness.ts';
+import { useBarePrecompressed } from './lib/bare.ts';
+import { htmlPage } from '../support/pages.ts';
+import { builtPackage, ensureBuilt } from './lib/package.ts';
+import { generator, load, once, reportHttp } from './lib/load.ts';
 import {
   cpuMicros,
   freshProcessContender,
@@ -57,8 +67,8 @@ import {
   startServerProcess,
   untilHot,
   type ServerProcess,
-} from './server-process.ts';
-import { baselinePackage, baselineRef, buildBaseline } from './baseline.ts';
+} from './lib/server-process.ts';
+import { baselinePackage, baselineRef, buildBaseline } from './lib/baseline.ts';
 
 const self = fileURLToPath(import.meta.url);
 
@@ -254,8 +264,8 @@ async function measureCoding(
     );
   }
   if (baselineRef) {
-    // Today's code against the commit given, in ABBA blocks of their own (bench/harness.ts `paired`), each run
-    // on a new process measured inside one load run (bench/server-process.ts): a regression worth catching is 5%.
+    // Today's code against the commit given, in ABBA blocks of their own (bench/lib/harness.ts `paired`), each run
+    // on a new process measured inside one load run (bench/lib/server-process.ts): a regression worth catching is 5%.
     const contender = (mode: Mode) =>
       freshProcessContender(self, mode, `${mode} ${coding}`, headers, problems, async (server) => {
         // Hot bytes first for today's code, as on every other row; the first request stores the entry.

@@ -18,7 +18,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { Row } from './harness.ts';
+import type { Row } from './lib/harness.ts';
 
 /** What the chart needs of a bench section. */
 export interface ChartSection {

@@ -27,8 +27,8 @@
  */
 import zlib from 'node:zlib';
 import { createRequire } from 'node:module';
-import { median, quick, report, type Row } from './harness.ts';
-import { htmlPage } from './fixtures/pages.ts';
+import { median, quick, report, type Row } from './lib/harness.ts';
+import { htmlPage } from '../support/pages.ts';
 import { squashHtml } from '../src/index.ts';
 
 type ZstdModule = typeof import('zstd-napi');

@@ -7,8 +7,8 @@
  * takes its `syncLimit` from this. Run:
  *   node --import tsx bench/compress-threshold.bench.ts [--quick]
  */
-import { median, quick, report, sample, type Row } from './harness.ts';
-import { htmlPage } from './fixtures/pages.ts';
+import { median, quick, report, sample, type Row } from './lib/harness.ts';
+import { htmlPage } from '../support/pages.ts';
 import { compressIn, syncLimit } from '../src/encoding/compress.ts';
 import { defaultLevels } from '../src/http/codings.ts';
 import type { Coding } from '../src/http/negotiate.ts';

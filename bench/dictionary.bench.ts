@@ -5,7 +5,7 @@
  * default, br quality 4, which has no dictionary).
  *
  * - bytes: the 50 KiB template page of `http.bench.ts`, and every real page
- *   of the squash corpus (`test/fixtures/squash/`), each changed in one
+ *   of the squash corpus (`support/squash-corpus/`), each changed in one
  *   place (a timestamp comment inserted at its middle); target br ≥ 20 × dcz;
  * - encode time: one dcz encode (the dictionary already loaded, as the
  *   server keeps it) against one br 4 call; target dcz ≤ br 4;
@@ -23,9 +23,9 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import Koa from 'koa';
-import { alternate, compare, median, quick, sample, type Row } from './harness.ts';
-import { htmlPage } from './fixtures/pages.ts';
-import { load, reportHttp } from './load.ts';
+import { alternate, compare, median, quick, sample, type Row } from './lib/harness.ts';
+import { htmlPage } from '../support/pages.ts';
+import { load, reportHttp } from './lib/load.ts';
 import { buffer } from '../src/index.ts';
 import { dczEncode } from '../src/encoding/dictionaries/dcz.ts';
 
@@ -63,7 +63,7 @@ rows.push(
   ),
 );
 
-const dir = fileURLToPath(new URL('../test/fixtures/squash/', import.meta.url));
+const dir = fileURLToPath(new URL('../support/squash-corpus/', import.meta.url));
 const corpus = readdirSync(dir)
   .filter((f) => f.endsWith('.html') && !f.endsWith('.expected.html'))
   .sort()

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addon, addonUnavailableReason } from '../src/native/binding.ts';
 import { LOCK_BUSY } from '../src/native/types.ts';
-import { alternate, compare, opsPerSecond, quick, report, type Row, type Sample } from './harness.ts';
+import { alternate, compare, opsPerSecond, quick, report, type Row, type Sample } from './lib/harness.ts';
 
 if (!addon) {
   console.error(

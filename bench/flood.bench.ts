@@ -33,11 +33,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import { Redis } from 'ioredis';
-import { isMain, quick, report, sample, type Row } from './harness.ts';
-import { htmlPage } from './fixtures/pages.ts';
-import { builtPackage, ensureBuilt } from './package.ts';
-import { serveToDriver, startServerProcess, type ServerProcess } from './server-process.ts';
-import { startServer as startRedis } from '../test/helpers/redis-server.ts';
+import { isMain, quick, report, sample, type Row } from './lib/harness.ts';
+import { htmlPage } from '../support/pages.ts';
+import { builtPackage, ensureBuilt } from './lib/package.ts';
+import { serveToDriver, startServerProcess, type ServerProcess } from './lib/server-process.ts';
+import { startServer as startRedis } from '../support/redis-server.ts';
 
 const self = fileURLToPath(import.meta.url);
 const readme = fileURLToPath(new URL('../README.md', import.meta.url));

@@ -6,7 +6,7 @@
  * on every request as the application behind the other stacks does.
  *
  * Method: every server runs in its own child process pinned to core 0
- * (`taskset -c 0`), the load generator (bench/load.ts: wrk, or autocannon
+ * (`taskset -c 0`), the load generator (bench/lib/load.ts: wrk, or autocannon
  * without it) runs in another pinned to core 1, 50 connections;
  * configurations alternate rep by rep (5 × 3 s each, 1 × 2 s with --quick)
  * and the median req/s is reported with its spread. The page
@@ -21,27 +21,37 @@
  * (an ETag ending in the level) are served; the changing page is always
  * cold. Bytes rows compare what each stack puts on the wire.
  *
- * `--baseline <git-ref>` adds koa-buffer as it was at that commit (bench/baseline.ts)
+ * `--baseline <git-ref>` adds koa-buffer as it was at that commit (bench/lib/baseline.ts)
  * serving the repeated page, and a row comparing today's code with it,
- * measured in ABBA blocks of new processes (bench/server-process.ts).
+ * measured in ABBA blocks of new processes (bench/lib/server-process.ts).
  *
  * Run: node --import tsx bench/http.bench.ts [--quick] [--baseline <git-ref>]
  */
 import type http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { alternate, compare, comparePaired, isMain, paired, quick, sample, type Row, type Sample } from './harness.ts';
-import { useBarePrecompressed } from './bare.ts';
-import { htmlPage } from './fixtures/pages.ts';
-import { builtPackage, ensureBuilt } from './package.ts';
-import { load, once, reportHttp } from './load.ts';
+import {
+  alternate,
+  compare,
+  comparePaired,
+  isMain,
+  paired,
+  quick,
+  sample,
+  type Row,
+  type Sample,
+} from './lib/harness.ts';
+import { useBarePrecompressed } from './lib/bare.ts';
+import { htmlPage } from '../support/pages.ts';
+import { builtPackage, ensureBuilt } from './lib/package.ts';
+import { load, once, reportHttp } from './lib/load.ts';
 import {
   freshProcessContender,
   serveToDriver,
   startServerProcess,
   untilHot,
   type ServerProcess,
-} from './server-process.ts';
-import { baselinePackage, baselineRef, buildBaseline } from './baseline.ts';
+} from './lib/server-process.ts';
+import { baselinePackage, baselineRef, buildBaseline } from './lib/baseline.ts';
 
 const self = fileURLToPath(import.meta.url);
 
@@ -134,7 +144,7 @@ async function main(): Promise<void> {
       )) as [Sample, Sample, Sample, Sample, Sample, Sample];
       if (baselineRef) {
         // Today's code against the commit given, in ABBA blocks of new processes, each measured inside one
-        // load run (bench/server-process.ts): a regression worth catching is 5%.
+        // load run (bench/lib/server-process.ts): a regression worth catching is 5%.
         const contender = (mode: Mode) =>
           freshProcessContender(self, mode, `${mode} ${coding}`, headers, problems, async (server) => {
             if (mode === 'ours') await untilHot(server.port, headers);

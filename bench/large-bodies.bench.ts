@@ -18,7 +18,7 @@
  *
  * Method: each server runs in a child process of its own (both load the
  * same bodies); around each request the server reads its loop's longest
- * block of its own (bench/loop-blocks.ts: CPU time the loop spent between
+ * block of its own (support/loop-blocks.ts: CPU time the loop spent between
  * two turns of a 1 ms timer, not the time the OS gave the core to others on
  * this shared machine) and the event-loop delay's max.
  *
@@ -35,12 +35,12 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { compare, isMain, median, quick, sample, type Row } from './harness.ts';
-import { htmlPage } from './fixtures/pages.ts';
-import { builtPackage, ensureBuilt } from './package.ts';
-import { report } from './harness.ts';
-import { hasSchedstat, loopWatchCommands } from './loop-blocks.ts';
-import { serveToDriver, startServerProcess, type ServerProcess } from './server-process.ts';
+import { compare, isMain, median, quick, sample, type Row } from './lib/harness.ts';
+import { htmlPage } from '../support/pages.ts';
+import { builtPackage, ensureBuilt } from './lib/package.ts';
+import { report } from './lib/harness.ts';
+import { hasSchedstat, loopWatchCommands } from '../support/loop-blocks.ts';
+import { serveToDriver, startServerProcess, type ServerProcess } from './lib/server-process.ts';
 
 const self = fileURLToPath(import.meta.url);
 const reps = quick ? 3 : 7;

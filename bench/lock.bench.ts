@@ -5,7 +5,7 @@
  *    proper-lockfile's lockSync+release and its async lock+release, on one
  *    file in a temp dir (target: >= 150,000 pairs/s, >= 25× and >= 75×).
  * 2. Waiting-lock hand-over: a holder in this process keeps a FileLock 10 ms
- *    or 200 ms; a waiter in another process (test/fixtures/lock-agent.ts)
+ *    or 200 ms; a waiter in another process (support/lock-agent.ts)
  *    waits with the default step/ratio/maxStep. Reported: how long after the
  *    release the waiter holds it (p50, p99), on the one CLOCK_MONOTONIC both
  *    processes read through process.hrtime.bigint().
@@ -30,7 +30,7 @@ import Redlock from 'redlock';
 import { FileLock } from '../src/locks/file-lock.ts';
 import { MemoryLock } from '../src/locks/memory-lock.ts';
 import { RedisLock } from '../src/locks/redis-lock.ts';
-import { startServer } from '../test/helpers/redis-server.ts';
+import { startServer } from '../support/redis-server.ts';
 import {
   alternate,
   compare,
@@ -41,7 +41,7 @@ import {
   sample,
   type Row,
   type Sample,
-} from './harness.ts';
+} from './lib/harness.ts';
 
 const reps = quick ? 3 : 7;
 const runMs = quick ? 150 : 400;
@@ -140,7 +140,7 @@ function controlRow(again: Sample, first: Sample): Row {
 async function handOver(): Promise<void> {
   const lockDir = join(dir, 'hand-over');
   const locks = new FileLock({ dir: lockDir });
-  const agentFile = fileURLToPath(new URL('../test/fixtures/lock-agent.ts', import.meta.url));
+  const agentFile = fileURLToPath(new URL('../support/lock-agent.ts', import.meta.url));
   const agent = spawn(process.execPath, ['--import', 'tsx/esm', agentFile, 'file', lockDir], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });

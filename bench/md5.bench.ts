@@ -12,7 +12,7 @@
  * Run: node --import tsx bench/md5.bench.ts [--quick]
  */
 import * as crypto from 'node:crypto';
-import { alternate, compare, opsPerSecond, quick, report, type Row, type Sample } from './harness.ts';
+import { alternate, compare, opsPerSecond, quick, report, type Row, type Sample } from './lib/harness.ts';
 import { native as maybeNative, twins } from '../src/native/core.ts';
 import { addonUnavailableReason } from '../src/native/binding.ts';
 

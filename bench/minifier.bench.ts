@@ -4,8 +4,8 @@
  * reps, alternating candidates) and bytes out. Run:
  *   node --import tsx bench/minifier.bench.ts [--quick]
  */
-import { alternate, compare, quick, report, type Row } from './harness.ts';
-import { inlineCss, inlineJs } from './fixtures/inline-blocks.ts';
+import { alternate, compare, quick, report, type Row } from './lib/harness.ts';
+import { inlineCss, inlineJs } from '../support/inline-blocks.ts';
 
 type Minify = (code: string) => Promise<string> | string;
 

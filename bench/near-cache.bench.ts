@@ -19,12 +19,12 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { alternate, compare, isMain, median, percentile, quick, sample, type Row, type Sample } from './harness.ts';
-import { htmlPage } from './fixtures/pages.ts';
-import { builtPackage, ensureBuilt } from './package.ts';
-import { generator, load, once, reportHttp } from './load.ts';
-import { serveToDriver, startServerProcess, type ServerProcess } from './server-process.ts';
-import { startServer as startRedis } from '../test/helpers/redis-server.ts';
+import { alternate, compare, isMain, median, percentile, quick, sample, type Row, type Sample } from './lib/harness.ts';
+import { htmlPage } from '../support/pages.ts';
+import { builtPackage, ensureBuilt } from './lib/package.ts';
+import { generator, load, once, reportHttp } from './lib/load.ts';
+import { serveToDriver, startServerProcess, type ServerProcess } from './lib/server-process.ts';
+import { startServer as startRedis } from '../support/redis-server.ts';
 
 const self = fileURLToPath(import.meta.url);
 

@@ -11,8 +11,8 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchChart, describeMachine } from './chart.ts';
-import type { Row } from './harness.ts';
-import { quick } from './harness.ts';
+import type { Row } from './lib/harness.ts';
+import { quick } from './lib/harness.ts';
 
 const benchDir = fileURLToPath(new URL('.', import.meta.url));
 const resultsDir = join(benchDir, 'results');

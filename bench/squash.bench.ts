@@ -1,6 +1,6 @@
 /**
  * How fast is the HTML squasher? Throughput over the whole squash corpus
- * (test/fixtures/squash/*.html, 25 pages, 0.77 MB, one 694 KB page), bytes in
+ * (support/squash-corpus/*.html, 25 pages, 0.77 MB, one 694 KB page), bytes in
  * divided by total time, Buffer in → Buffer out, each contender alternating
  * rep by rep with the others:
  * - native `squashHtml` against @minify-html/node (target: 20×) and
@@ -19,7 +19,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import minifyHtmlModule from '@minify-html/node';
 import { minify as htmlMinifierTerser } from 'html-minifier-terser';
-import { alternate, compare, quick, report, sample, type Row, type Sample } from './harness.ts';
+import { alternate, compare, quick, report, sample, type Row, type Sample } from './lib/harness.ts';
 import { native as maybeNative, twins } from '../src/native/core.ts';
 import { addonUnavailableReason } from '../src/native/binding.ts';
 
@@ -31,7 +31,7 @@ if (!maybeNative) {
 }
 const native = maybeNative;
 
-const dir = fileURLToPath(new URL('../test/fixtures/squash/', import.meta.url));
+const dir = fileURLToPath(new URL('../support/squash-corpus/', import.meta.url));
 const corpus = readdirSync(dir)
   .filter((f) => f.endsWith('.html') && !f.endsWith('.expected.html'))
   .sort()

@@ -24,11 +24,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { alternate, compare, isMain, quick, sample, type Row, type Sample } from './harness.ts';
-import { htmlPage } from './fixtures/pages.ts';
-import { builtPackage, ensureBuilt } from './package.ts';
-import { load, once, reportHttp } from './load.ts';
-import { serveToDriver, startServerProcess, type ServerProcess } from './server-process.ts';
+import { alternate, compare, isMain, quick, sample, type Row, type Sample } from './lib/harness.ts';
+import { htmlPage } from '../support/pages.ts';
+import { builtPackage, ensureBuilt } from './lib/package.ts';
+import { load, once, reportHttp } from './lib/load.ts';
+import { serveToDriver, startServerProcess, type ServerProcess } from './lib/server-process.ts';
 
 const self = fileURLToPath(import.meta.url);
 

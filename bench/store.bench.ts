@@ -19,8 +19,8 @@ import type { CacheStore } from '../src/base/store.ts';
 import { MemoryStore } from '../src/cache/stores/memory.ts';
 import { RedisStore } from '../src/cache/stores/redis.ts';
 import { SqliteStore } from '../src/cache/stores/sqlite.ts';
-import { startServer } from '../test/helpers/redis-server.ts';
-import { alternate, compare, quick, report, type Row, type Sample } from './harness.ts';
+import { startServer } from '../support/redis-server.ts';
+import { alternate, compare, quick, report, type Row, type Sample } from './lib/harness.ts';
 
 const reps = quick ? 3 : 7;
 const repMs = quick ? 200 : 800;

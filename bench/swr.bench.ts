@@ -28,10 +28,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isMain, median, percentile, quick, report, sample, type Row } from './harness.ts';
-import { htmlPage } from './fixtures/pages.ts';
-import { builtPackage, ensureBuilt } from './package.ts';
-import { pinned } from './load.ts';
+import { isMain, median, percentile, quick, report, sample, type Row } from './lib/harness.ts';
+import { htmlPage } from '../support/pages.ts';
+import { builtPackage, ensureBuilt } from './lib/package.ts';
+import { pinned } from './lib/load.ts';
 
 const self = fileURLToPath(import.meta.url);
 const now = (): number => performance.timeOrigin + performance.now();

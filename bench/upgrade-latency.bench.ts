@@ -17,7 +17,7 @@
  * the upgrade was still under way when they ended. The "without" windows
  * have the same quiet half second. Inside the server, each window reads the event-loop
  * delay (monitorEventLoopDelay's max) and the loop's longest block of its
- * own (bench/loop-blocks.ts), which, unlike the delay, does not count the
+ * own (support/loop-blocks.ts), which, unlike the delay, does not count the
  * time the OS gives the core to the other processes of this shared machine.
  *
  * Run: node --import tsx bench/upgrade-latency.bench.ts [--quick]
@@ -25,12 +25,12 @@
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { compare, isMain, percentile, quick, sample, type Row } from './harness.ts';
-import { htmlPage } from './fixtures/pages.ts';
-import { builtPackage, ensureBuilt } from './package.ts';
-import { reportHttp } from './load.ts';
-import { loopWatchCommands } from './loop-blocks.ts';
-import { serveToDriver, startServerProcess, type ServerProcess } from './server-process.ts';
+import { compare, isMain, percentile, quick, sample, type Row } from './lib/harness.ts';
+import { htmlPage } from '../support/pages.ts';
+import { builtPackage, ensureBuilt } from './lib/package.ts';
+import { reportHttp } from './lib/load.ts';
+import { loopWatchCommands } from '../support/loop-blocks.ts';
+import { serveToDriver, startServerProcess, type ServerProcess } from './lib/server-process.ts';
 
 const self = fileURLToPath(import.meta.url);
 const reps = quick ? 2 : 5;

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run fuzz -- --time N`: builds the libFuzzer targets of test/fuzz with
 // clang under ASan/UBSan in build/fuzz, runs each for N seconds (default 60)
-// from the committed corpus, seeds generated from test/fixtures/squash and
+// from the committed corpus, seeds generated from support/squash-corpus and
 // the corpus kept from earlier runs, then replays everything that run kept
 // with the twin oracle on every input. Prints executions per target and
 // closes with `N passed, N failed, N skipped` (one per target), which
@@ -110,7 +110,7 @@ if (compile.code !== 0) {
 }
 
 // --- seeds from the fixtures ---------------------------------------------------
-const fixtures = join(root, 'test', 'fixtures', 'squash');
+const fixtures = join(root, 'support', 'squash-corpus');
 const cases = JSON.parse(readFileSync(join(fixtures, 'cases.json'), 'utf8'));
 const pages = readdirSync(fixtures)
   .filter((f) => f.endsWith('.html') && !f.endsWith('.expected.html'))

@@ -1,4 +1,4 @@
-// The squasher core alone over the fixture corpus (test/fixtures/squash),
+// The squasher core alone over the fixture corpus (support/squash-corpus),
 // without Node: the floor under bench/squash.bench.ts's native row, so the
 // binding's share (argument checks, the output Buffer, GC) can be read off.
 // Reports MB/s by wall clock and per CPU-second of this thread.
@@ -48,7 +48,7 @@ std::vector<std::string> read_corpus(const std::string& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string dir = argc > 1 ? argv[1] : "test/fixtures/squash";
+  const std::string dir = argc > 1 ? argv[1] : "support/squash-corpus";
   const std::vector<std::string> pages = read_corpus(dir);
   std::size_t total = 0, largest = 0;
   for (const std::string& page : pages) {

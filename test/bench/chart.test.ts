@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { benchChart, describeMachine, kindOf, type ChartSection, type RowKind } from '../../bench/chart.ts';
-import type { Row } from '../../bench/harness.ts';
+import type { Row } from '../../bench/lib/harness.ts';
 import { chromiumSkipReason } from '../helpers/chromium.ts';
 import { launchScriptedChromium } from '../helpers/dashboard.ts';
 

@@ -4,7 +4,7 @@
  * event loop turns while an 8 MiB body (the default cacheMaxSize) is framed.
  */
 import test from 'ava';
-import { htmlPage } from '../../bench/fixtures/pages.ts';
+import { htmlPage } from '../../support/pages.ts';
 import { decodeEntry, encodeEntry, encodeEntryInSlices, type CacheEntry } from '../../src/cache/entry.ts';
 import { loopTurns } from '../helpers/loop-turns.ts';
 

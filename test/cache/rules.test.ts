@@ -67,7 +67,7 @@ const bypasses: Array<[string, { method?: string; headers?: Record<string, strin
 
 for (const [what, request, detail] of bypasses) {
   test(`a request with ${what} bypasses the cache: the action runs every time and nothing is stored`, async (t) => {
-    // A request's own Cache-Control bypasses only with cacheRequestNoCache: 'bypass' (test/safe/request-no-cache.test.ts).
+    // A request's own Cache-Control bypasses only with cacheRequestNoCache: 'bypass' (test/cache/request-no-cache.test.ts).
     const { server, runs, store } = await site(
       t,
       detail === 'REQUEST-CACHE-CONTROL' ? { cacheRequestNoCache: 'bypass' } : {},

@@ -340,7 +340,7 @@ bool contains(const bytes& hay, const char* needle) {
 bool is_ws(u8 c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 // Text without markup: every run of collapsible white space becomes "\n" if
-// it held a line feed or a CR, else " " (the model of test/squash/properties).
+// it held a line feed or a CR, else " " (the model of test/native/squash/properties).
 bytes text_model(const bytes& in) {
   bytes out;
   for (std::size_t i = 0; i < in.size();) {

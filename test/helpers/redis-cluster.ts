@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import test, { type ExecutionContext, type Implementation } from 'ava';
 import { Cluster } from 'ioredis';
-import { freePort, pingPort } from './redis-server.ts';
+import { freePort, pingPort } from '../../support/redis-server.ts';
 
 const run = promisify(execFile);
 

@@ -8,9 +8,9 @@ import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import test, { type ExecutionContext, type Implementation } from 'ava';
 import { Redis } from 'ioredis';
-import { startServer } from './redis-server.ts';
+import { startServer } from '../../support/redis-server.ts';
 
-export { startServer, freePort } from './redis-server.ts';
+export { startServer, freePort } from '../../support/redis-server.ts';
 
 const externalUrl = process.env.KOA_BUFFER_REDIS_URL || undefined;
 const haveServer = externalUrl === undefined && !spawnSync('redis-server', ['--version']).error;

@@ -134,4 +134,4 @@ export async function untilLogged(logger: { count(pattern: RegExp): number }, pa
   while (logger.count(pattern) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
-export { htmlPage } from '../../bench/fixtures/pages.ts';
+export { htmlPage } from '../../support/pages.ts';

@@ -39,9 +39,9 @@ function tempDir(t: ExecutionContext): string {
   return dir;
 }
 
-/** A lock agent (test/fixtures/lock-agent.ts) on `dir`, ready. */
+/** A lock agent (support/lock-agent.ts) on `dir`, ready. */
 async function agentOn(t: ExecutionContext, dir: string): Promise<LineChild> {
-  const agent = spawnChild(t, fixture('lock-agent.ts'), ['file', dir]);
+  const agent = spawnChild(t, fixture('../../support/lock-agent.ts'), ['file', dir]);
   await agent.waitForJson((m) => m.ready === true, 'the agent to start');
   return agent;
 }
@@ -351,7 +351,7 @@ test('(8) a child spawned by this process while it holds a lock has no descripto
   const dir = tempDir(t);
   const lock = new FileLock({ dir });
   const [guard] = lock.acquire('k');
-  const child = spawnChild(t, fixture('lock-agent.ts'), ['file', dir]);
+  const child = spawnChild(t, fixture('../../support/lock-agent.ts'), ['file', dir]);
   await child.waitForJson((m) => m.ready === true, 'the child to start');
   t.deepEqual(descriptorsOf(child.pid, join(dir, `${utf8Md5('k')}.lock`)), []);
   t.false((await child.request({ op: 'acquire', key: 'k' })).taken, 'the child sees the lock as busy, not as its own');

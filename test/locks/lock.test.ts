@@ -266,7 +266,7 @@ test('the waiting Lock over a FileLock gets the key as soon as another process r
   const { fixture, spawnChild } = await import('../helpers/children.ts');
   const dir = mkdtempSync(join(tmpdir(), 'kb-lock-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const agent = spawnChild(t, fixture('lock-agent.ts'), ['file', dir]);
+  const agent = spawnChild(t, fixture('../../support/lock-agent.ts'), ['file', dir]);
   await agent.waitForJson((m) => m.ready === true, 'the agent to start');
   t.true((await agent.request({ op: 'acquire', key: 'report' })).taken);
   const lock = new Lock(new FileLock({ dir }), { timeout: 5, maxStep: 0.05 });

@@ -231,7 +231,7 @@ redisTest(
   'three processes: a holder killed mid-lock is taken over only after its 2 s ttl, and a third waits for the second',
   async (t) => {
     const redis = await useRedis(t);
-    const agent = fixture('lock-agent.ts');
+    const agent = fixture('../../support/lock-agent.ts');
     const [a, b, c] = [0, 1, 2].map(() => spawnChild(t, agent, ['redis', redis.url, '2'])) as [
       ReturnType<typeof spawnChild>,
       ReturnType<typeof spawnChild>,

@@ -1,6 +1,6 @@
 /**
  * The squasher's rendering guarantee on its corpus: every page of
- * test/fixtures/squash renders in headless Chromium with the same
+ * support/squash-corpus renders in headless Chromium with the same
  * `document.body.innerText`, title, rendering mode, element boxes (to the
  * pixel) and link targets before and after squashing (level 1, with the
  * per-page options of cases.json: link rewriting for the rewrite fixtures,
@@ -14,7 +14,7 @@ import type { SquashOptions } from '../../src/native/types.ts';
 import { chromiumSkipReason, firstDifference, Renderer, type Rendering } from '../helpers/chromium.ts';
 import { renderTest } from '../helpers/render-test.ts';
 
-const dir = fileURLToPath(new URL('../fixtures/squash/', import.meta.url));
+const dir = fileURLToPath(new URL('../../support/squash-corpus/', import.meta.url));
 const cases = JSON.parse(readFileSync(`${dir}cases.json`, 'utf8')) as Record<string, SquashOptions>;
 const names = readdirSync(dir)
   .filter((f) => f.endsWith('.html') && !f.endsWith('.expected.html'))

@@ -2,7 +2,7 @@
  * Options and per-response values of the wrong type (issue 7). At startup a
  * bad option is an error that names it (BufferOptionError), never another
  * kind of throw; at run time a `ctx.state.buffer` value `buffer()` would
- * refuse is ignored for the response (test/cache/per-response-fail-closed.test.ts
+ * refuse is ignored for the response (test/config/per-response-fail-closed.test.ts
  * holds that none is a 500), so whatever it holds must end in an answer (a
  * 2xx, a 3xx, or a 5xx with a body) and leave the process, its locks and its
  * cache working. Random

@@ -33,6 +33,7 @@ const scanned = [
   'native',
   'test',
   'bench',
+  'support',
   'examples',
   'scripts',
   'docs',

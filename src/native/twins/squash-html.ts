@@ -1,7 +1,7 @@
 /**
  * The TypeScript twin of the native HTML squasher (native/core/squash.cc and
  * native/binding/squash.cc): same signature, same argument checks, codes and
- * messages, and the same output bytes for every input (test/squash/*.test.ts
+ * messages, and the same output bytes for every input (test/native/squash/*.test.ts
  * checks that on a corpus and on generated input, scripts/fuzz.mjs on what a
  * fuzzer finds).
  *
