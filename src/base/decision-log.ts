@@ -5,6 +5,7 @@
  */
 import { defaultLogger, type Logger } from './logger.ts';
 import type { MessageArgs, MessageKey, Messages } from './messages.ts';
+import { Stats } from './stats.ts';
 
 const defaultVerbose = process.env.KOA_BUFFER_DEBUG === '1';
 
@@ -12,6 +13,8 @@ const defaultVerbose = process.env.KOA_BUFFER_DEBUG === '1';
 export class DecisionLog {
   readonly logger: Logger;
   readonly messages: Messages;
+  /** What the middleware has done since it started: every part that logs also counts here. */
+  readonly stats = new Stats();
 
   constructor(logger: Logger, messages: Messages) {
     this.logger = logger;

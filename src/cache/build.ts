@@ -46,7 +46,8 @@ export const failedBuild = new Set<FlightFailure>(['TIMEOUT', 'ERROR', 'NO-ENTRY
  */
 export function startBuild(visit: Visit, flight: Flight | undefined, forward: Forward): void {
   if (flight !== undefined) visit.runtime.log.debug('log_building', { key: visit.slot.key });
-  visit.build = { flight, forward, handedOver: false, answeredStale: false };
+  visit.runtime.log.stats.builds.started++;
+  visit.build = { flight, forward, handedOver: false, answeredStale: false, startedAt: performance.now() };
   visit.builds = true;
 }
 
@@ -71,7 +72,13 @@ export function answerStaleOnFailure(ctx: Context, visit: Visit, error: unknown)
   for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
   replayEntry(ctx, visit, fallback);
   ctx.res.setHeader('x-cache', 'STALE');
-  statusStaleOnError(ctx, Date.now() - fallback.expires, detail, error === undefined ? status : undefined);
+  statusStaleOnError(
+    ctx,
+    runtime.log.stats,
+    Date.now() - fallback.expires,
+    detail,
+    error === undefined ? status : undefined,
+  );
   build.flight.settle({ failure: serverError });
   return true;
 }
@@ -124,14 +131,22 @@ export async function finishBuild(ctx: Context, visit: Visit, failed: boolean): 
   const build = visit.build;
   if (build === undefined || build.handedOver) return;
   const { flight } = build;
-  if (flight === undefined) return statusNotStored(ctx, failed ? 'ERROR' : 'NOT-BUFFERED');
+  timed(visit);
+  if (failed) visit.runtime.log.stats.builds.failed++;
+  if (flight === undefined) return statusNotStored(ctx, visit.runtime.log.stats, failed ? 'ERROR' : 'NOT-BUFFERED');
   if (!build.answeredStale) {
     const detail: FlightFailure = failed ? 'ERROR' : 'NOT-BUFFERED';
-    statusNotStored(ctx, detail);
+    statusNotStored(ctx, visit.runtime.log.stats, detail);
     if (detail === 'ERROR') flight.settle({ failure: detail });
     else await notStorable(visit, flight, detail);
   }
   await flight.close();
+}
+
+/** Records how long the build took, once it is judged (stored, refused or failed). */
+function timed(visit: Visit): void {
+  const build = visit.build;
+  if (build !== undefined) visit.runtime.log.stats.buildSeconds.observe((performance.now() - build.startedAt) / 1000);
 }
 
 /** A storable build: its waiters answered, then the entry written, then the lock released. */
@@ -144,6 +159,7 @@ async function stored(
 ): Promise<void> {
   const { options, slot } = visit;
   const { flight, forward } = visit.build!;
+  timed(visit);
   const lifetime = lifetimeFor(response, options, handover.options);
   const made = withOrigin(ctx, visit, entryOf(response, lifetime), handover);
   if (made === undefined) return refused(ctx, visit, 'TAG', response.status);
@@ -154,15 +170,17 @@ async function stored(
   const written = await write(slot, sealed.value, storeMs(lifetime));
   // A refresh replaced an entry other processes may hold in their near caches.
   if (written && slot.notBefore > 0) await slot.purges?.announce();
-  if (written) statusStored(ctx, forward);
-  else statusNotStored(ctx, 'STORE-ERROR');
+  if (written) statusStored(ctx, visit.runtime.log.stats, forward);
+  else statusNotStored(ctx, visit.runtime.log.stats, 'STORE-ERROR');
   // After the write, so a watcher in another process that finds the lock free also finds the entry.
   await flight?.close();
 }
 
 /** A build that may not be stored, for `reason`: said so, and its waiters freed (a 5xx fails them instead). */
 function refused(ctx: Context, visit: Visit, reason: string, status: number): Promise<void> | undefined {
-  statusNotStored(ctx, reason);
+  timed(visit);
+  visit.runtime.log.stats.builds.notStorable++;
+  statusNotStored(ctx, visit.runtime.log.stats, reason);
   visit.runtime.log.debug('log_not_stored', { key: visit.slot.key, reason });
   const flight = visit.build?.flight;
   if (flight === undefined) return undefined;
@@ -205,7 +223,7 @@ function withOrigin(ctx: Context, visit: Visit, entry: CacheEntry, handover: Han
 function purgedMeanwhile(ctx: Context, visit: Visit, entry: CacheEntry): boolean {
   const purges = visit.slot.purges;
   if (purges === undefined || !purges.purgedNow(entry.origin, entry.created, visit.purgesSeen)) return false;
-  statusNotStored(ctx, 'PURGED');
+  statusNotStored(ctx, visit.runtime.log.stats, 'PURGED');
   visit.runtime.log.debug('log_not_stored', { key: visit.slot.key, reason: 'PURGED' });
   return true;
 }

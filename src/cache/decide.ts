@@ -54,12 +54,12 @@ export function decide(ctx: Context, runtime: CacheRuntime, options: ResolvedOpt
   // One clock read serves the environment switches, freshness, staleness and the hit's ttl.
   const now = Date.now();
   const bypass = bypassReason(ctx, options.cache !== undefined, now, options);
-  if (bypass !== undefined) return bypassed(ctx, bypass);
+  if (bypass !== undefined) return bypassed(ctx, runtime, bypass);
   // A varyBy set for this response that is not a list of header names: keying on the URL alone would share the page.
-  if (options.varyByRefused) return bypassed(ctx, 'VARYBY');
+  if (options.varyByRefused) return bypassed(ctx, runtime, 'VARYBY');
   const store = runtime.storeFor(options.cache);
-  if (store === undefined) return bypassed(ctx, 'CACHE-OFF');
-  if ('error' in store) return bypassed(ctx, 'STORE-ERROR');
+  if (store === undefined) return bypassed(ctx, runtime, 'CACHE-OFF');
+  if ('error' in store) return bypassed(ctx, runtime, 'STORE-ERROR');
   // A stale-while-revalidate refresh (revalidate.ts) rebuilds the key of the visitor that started it.
   const revalidating = revalidatedKey(ctx);
   let key: string | typeof ambiguousCookie;
@@ -67,14 +67,22 @@ export function decide(ctx: Context, runtime: CacheRuntime, options: ResolvedOpt
     key = revalidating ?? cacheKeyOf(ctx, options);
   } catch (error) {
     runtime.log.error('log_cache_key_failed', { error: errorText(error) });
-    return bypassed(ctx, 'KEY-ERROR');
+    return bypassed(ctx, runtime, 'KEY-ERROR');
   }
   // A session cookie named twice (or spelled so readers differ) could file one visitor's page under another's key.
-  if (key === ambiguousCookie) return bypassed(ctx, 'COOKIE');
+  if (key === ambiguousCookie) return bypassed(ctx, runtime, 'COOKIE');
   // 'refresh': the stored entry is not looked at; the request rebuilds it through the flight.
   const refresh = options.cacheRequestNoCache === 'refresh' && requestRefusesStored(ctx.request.headers);
   const purges = runtime.bookFor(store);
-  const slot: Slot = { store, key, options, log: runtime.log, notBefore: refresh ? now : 0, purges };
+  const slot: Slot = {
+    store,
+    key,
+    options,
+    log: runtime.log,
+    notBefore: refresh ? now : 0,
+    purges,
+    calls: runtime.storeCalls(store),
+  };
   const visit = openVisit(ctx, runtime, options, slot, now);
   if (revalidating !== undefined) return fly(ctx, visit, 'stale');
   if (refresh) return afterLookup(ctx, visit, refreshing);
@@ -86,17 +94,17 @@ function afterLookup(ctx: Context, visit: Visit, seen: Lookup): boolean | Promis
   const { runtime, options, slot } = visit;
   if ('error' in seen) {
     runtime.log.error('log_cache_get_failed', { key: slot.key, error: errorText(seen.error) });
-    return bypassed(ctx, 'STORE-ERROR');
+    return bypassed(ctx, runtime, 'STORE-ERROR');
   }
   if ('found' in seen) return hit(ctx, visit, seen.found, seen.at);
   if ('stale' in seen) return staleHit(ctx, visit, seen.stale, seen.at);
   ctx.response.set('x-cache', 'MISS');
   if ('pass' in seen) {
-    statusMiss(ctx, 'miss');
+    statusMiss(ctx, runtime.log.stats, 'miss');
     return passed(visit, seen.pass, 'log_hit_for_miss');
   }
   visit.fallback = seen.fallback;
-  statusMiss(ctx, seen.miss);
+  statusMiss(ctx, runtime.log.stats, seen.miss);
   if (!options.cacheSingleFlight) return solo(visit, seen.miss);
   return fly(ctx, visit, seen.miss);
 }
@@ -104,15 +112,16 @@ function afterLookup(ctx: Context, visit: Visit, seen: Lookup): boolean | Promis
 /** What a refresh looks up: nothing, it goes to the action (or joins the build under way). */
 const refreshing: Lookup = { miss: 'request' };
 
-function bypassed(ctx: Context, detail: string): false {
-  statusBypass(ctx, detail);
+function bypassed(ctx: Context, runtime: CacheRuntime, detail: string): false {
+  statusBypass(ctx, runtime.log.stats, detail);
   return false;
 }
 
 /** A fresh entry, found fresh at `at`: replayed, and named to the pipeline, which may give its earlier answer again. */
 function hit(ctx: Context, visit: Visit, entry: CacheEntry, at: number): true {
   replayEntry(ctx, visit, entry);
-  statusHit(ctx, remainingMs(entry, at));
+  visit.runtime.log.stats.hitSeconds.observe((performance.now() - visit.askedAt) / 1000);
+  statusHit(ctx, visit.runtime.log.stats, remainingMs(entry, at));
   visit.runtime.log.debug('log_cache_hit', { key: visit.slot.key });
   visit.hitKey = visit.slot.key;
   visit.hitEntry = entry;
@@ -124,7 +133,7 @@ function staleHit(ctx: Context, visit: Visit, entry: CacheEntry, at: number): tr
   const { runtime, slot } = visit;
   replayEntry(ctx, visit, entry);
   ctx.res.setHeader('x-cache', 'STALE');
-  statusStale(ctx, at - entry.expires);
+  statusStale(ctx, runtime.log.stats, at - entry.expires);
   runtime.log.debug('log_cache_stale', { key: slot.key });
   revalidate(ctx, runtime, slot.key);
   return true;
@@ -139,7 +148,7 @@ async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolea
   if (joined !== undefined) {
     // Another request of this process builds (or watches) the key.
     runtime.log.debug('log_waiting', { key: slot.key });
-    return answer(ctx, visit, await joined.done, forward);
+    return answer(ctx, visit, await waited(visit, joined.done), forward);
   }
   const flight = new Flight(runtime, slot, options.cacheLockTimeout * 1000);
   if (runtime.lock !== undefined) {
@@ -147,7 +156,7 @@ async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolea
     if (taken === 'busy' && flight.outcome === undefined) {
       // Another process builds; this request watches the shared store for the process.
       runtime.log.debug('log_waiting_worker', { key: slot.key });
-      const turn = await flight.watch(options.cacheWaitFailure);
+      const turn = await waited(visit, flight.watch(options.cacheWaitFailure));
       if (turn !== 'build') return answer(ctx, visit, turn, forward);
       startBuild(visit, flight, forward);
       return false;
@@ -175,6 +184,18 @@ async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolea
   return false;
 }
 
+/** Counts a wait for another build and how long it took. */
+async function waited<T>(visit: Visit, outcome: Promise<T>): Promise<T> {
+  const stats = visit.runtime.log.stats;
+  stats.waiters.waited++;
+  const started = performance.now();
+  try {
+    return await outcome;
+  } finally {
+    stats.waitSeconds.observe((performance.now() - started) / 1000);
+  }
+}
+
 /**
  * Flight failures that say the build is fine but cannot be shared (it set a
  * cookie, is private, varies, answered another status, was not buffered, …):
@@ -200,7 +221,7 @@ function answer(ctx: Context, visit: Visit, outcome: Outcome, forward: Forward):
       if (requestHeaderLines(ctx, name) !== value) return passed(visit, 'VARY', 'log_pass');
   }
   replayEntry(ctx, visit, outcome.entry);
-  statusCollapsed(ctx);
+  statusCollapsed(ctx, visit.runtime.log.stats);
   return true;
 }
 
@@ -211,6 +232,7 @@ function answer(ctx: Context, visit: Visit, outcome: Outcome, forward: Forward):
  */
 function passed(visit: Visit, detail: string, key: 'log_pass' | 'log_hit_for_miss'): false {
   visit.runtime.log.debug(key, { key: visit.slot.key, detail });
+  if (key === 'log_pass') visit.runtime.log.stats.waiters.ranAction++;
   return solo(visit, 'miss');
 }
 
@@ -221,12 +243,16 @@ function waitFailed(ctx: Context, visit: Visit, detail: FlightFailure): boolean 
     // stale-if-error: the entry found past its TTL is better than a 503.
     replayEntry(ctx, visit, fallback);
     ctx.res.setHeader('x-cache', 'STALE');
-    statusStaleOnError(ctx, Date.now() - fallback.expires, detail);
+    statusStaleOnError(ctx, runtime.log.stats, Date.now() - fallback.expires, detail);
     runtime.log.debug('log_stale_if_error', { key: slot.key, detail });
     return true;
   }
   statusCollapsedFailed(ctx, detail);
-  if (options.cacheWaitFailure === 'run') return solo(visit, 'miss');
+  if (options.cacheWaitFailure === 'run') {
+    runtime.log.stats.waiters.ranAction++;
+    return solo(visit, 'miss');
+  }
+  runtime.log.stats.waiters.refused++;
   runtime.log.debug('log_gave_up', { key: slot.key, detail });
   retryLater(ctx, runtime.log.messages, detail === 'TIMEOUT' ? 'retry_later' : 'retry_later_failed');
   return true;

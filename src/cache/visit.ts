@@ -42,6 +42,8 @@ export interface Build {
   handedOver: boolean;
   /** True when the build failed and its stale-if-error entry was answered instead. */
   answeredStale: boolean;
+  /** performance.now() when it began: its duration goes into the build-time histogram. */
+  readonly startedAt: number;
 }
 
 /** One request's view of the cache. It holds no context: what a flight or lock keeps refers to it, never to the request. */
@@ -53,6 +55,8 @@ export interface Visit extends CacheFacts {
   readonly since: number;
   /** This process's purge count then (purge/book.ts). */
   readonly purgesSeen: number;
+  /** performance.now() when the request asked: a hit's latency runs from here. */
+  readonly askedAt: number;
   /** An entry past its TTL within its stale-if-error window, answered if the build fails. */
   fallback: CacheEntry | undefined;
   replayed: boolean;
@@ -85,6 +89,7 @@ export function openVisit(
     slot,
     since: now,
     purgesSeen: slot.purges?.sequence ?? 0,
+    askedAt: performance.now(),
     fallback: undefined,
     replayed: false,
     builds: false,

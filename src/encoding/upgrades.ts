@@ -72,6 +72,11 @@ export class Upgrades {
     return this.#keys.has(`${md5}\0${coding}\0${level}`);
   }
 
+  /** Bytes of the bodies waiting or under way (at most {@link queuedMaxBytes}). */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
   /** Bodies waiting or under way. */
   get pending(): number {
     return this.#keys.size;
@@ -95,7 +100,11 @@ export class Upgrades {
     if (!this.#memo.enabled || entity.length > upgradeMaxSize) return false;
     const key = `${md5}\0${coding}\0${level}`;
     if (this.#keys.has(key)) return true;
-    if (this.#queue.length >= queuedMax || this.#bytes + entity.length > queuedMaxBytes) return false;
+    if (this.#queue.length >= queuedMax || this.#bytes + entity.length > queuedMaxBytes) {
+      this.#log.stats.upgrades.dropped++;
+      return false;
+    }
+    this.#log.stats.upgrades.queued++;
     this.#queue.push({ key, md5, entity, coding, level, coldSize });
     this.#keys.add(key);
     this.#bytes += entity.length;
@@ -117,6 +126,7 @@ export class Upgrades {
         const bytes = await sharedThread.compress(job.entity, job.coding, job.level);
         const smaller = bytes.length < job.coldSize;
         this.#memo.remember(job.md5, job.coding, job.level, smaller ? bytes : null);
+        this.#log.stats.upgrades.done++;
         this.#log.debug('log_upgraded', {
           size: job.entity.length,
           compressedSize: bytes.length,
@@ -127,6 +137,7 @@ export class Upgrades {
         });
       } catch (error) {
         this.#memo.remember(job.md5, job.coding, job.level, null);
+        this.#log.stats.upgrades.failed++;
         this.#log.error('log_upgrade_failed', {
           size: job.entity.length,
           coding: job.coding,

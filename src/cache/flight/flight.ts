@@ -243,7 +243,7 @@ export class Flight {
 
   /** cacheLockTimeout passed: waiters get 503, the lock is released. */
   #expire(): void {
-    this.settle({ failure: 'TIMEOUT' });
+    if (this.settle({ failure: 'TIMEOUT' })) this.#context.log.stats.builds.timedOut++;
   }
 
   #storeMs(): number {

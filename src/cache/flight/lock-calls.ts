@@ -8,6 +8,8 @@ import type { CacheLock } from '../../config/options.ts';
 import type { DecisionLog } from '../../base/decision-log.ts';
 import { errorText } from '../../base/describe.ts';
 import { bounded } from '../../base/bounded.ts';
+import { countFailure } from '../../base/stats.ts';
+import { lockBackend } from '../backends.ts';
 import { hashTagged } from '../hash-tag.ts';
 
 /** What one try at the lock found. */
@@ -25,6 +27,8 @@ export async function tryLock(lock: CacheLock, key: string, ms: number, log: Dec
   let answer: unknown;
   // A Redis backend gets the key in the hash tag of the entry's key: one Cluster slot for both.
   const lockKey = lock.hashTagCacheKeys === true ? hashTagged(key) : key;
+  const counts = log.stats.lockCalls(lockBackend(lock));
+  counts.calls++;
   try {
     answer = await bounded(
       () => lock.acquire(lockKey) as unknown,
@@ -36,13 +40,19 @@ export async function tryLock(lock: CacheLock, key: string, ms: number, log: Dec
       },
     );
   } catch (error) {
+    countFailure(counts, error);
     return { error: errorText(error) };
   }
-  if (!Array.isArray(answer))
+  if (!Array.isArray(answer)) {
+    counts.errors++;
     return { error: `acquire answered ${answer === null ? 'null' : typeof answer}, not [guard, error]` };
+  }
   const [guard, error] = answer as [unknown, unknown];
   if (guard) return { guard };
-  if (error !== undefined && error !== null) return { error: String(error) };
+  if (error !== undefined && error !== null) {
+    counts.errors++;
+    return { error: String(error) };
+  }
   return 'busy';
 }
 
@@ -57,11 +67,17 @@ export async function unlock(
   ms: number,
   log: DecisionLog,
 ): Promise<void> {
+  const counts = log.stats.lockCalls(lockBackend(lock));
+  counts.calls++;
   try {
     const answer = await bounded(() => lock.release(guard) as unknown, Math.max(1, ms), 'cache lock release');
     // A backend that answers nothing has released the lock, as the protocol's release allows.
-    if (Array.isArray(answer) && answer[0] === false) log.error('log_unlock_failed', { key, error: String(answer[1]) });
+    if (Array.isArray(answer) && answer[0] === false) {
+      counts.errors++;
+      log.error('log_unlock_failed', { key, error: String(answer[1]) });
+    }
   } catch (error) {
+    countFailure(counts, error);
     log.error('log_unlock_failed', { key, error: errorText(error) });
   }
 }

@@ -14,6 +14,7 @@ import type { Forward } from '../cache-status.ts';
 import { decodeEntry, encodeEntryInSlices, isFresh, readEntry, type CacheEntry } from '../entry.ts';
 import { encodeMarker, readMarker } from '../hit-for-miss.ts';
 import type { PurgeBook } from '../purge/book.ts';
+import { countFailure, type CallCounts } from '../../base/stats.ts';
 import type { CacheStore } from '../../base/store.ts';
 import { isThenable } from '../../base/thenable.ts';
 
@@ -33,6 +34,8 @@ export interface Slot {
   readonly notBefore: number;
   /** The purges known for this store (cache/purge/book.ts): a purged entry is a miss. */
   readonly purges?: PurgeBook;
+  /** The call counters of the store's backend. */
+  readonly calls: CallCounts;
 }
 
 /**
@@ -109,15 +112,17 @@ function limit(slot: Slot): number {
  */
 export function lookup(slot: Slot, now?: number): Lookup | Promise<Lookup> {
   let value: unknown;
+  slot.calls.calls++;
   try {
     value = boundedAnswer(slot.store.get(slot.key), limit(slot), 'cache get');
   } catch (error) {
+    countFailure(slot.calls, error);
     return { error };
   }
   if (isThenable(value))
     return Promise.resolve(value).then(
       (v) => judge(slot, v, Date.now()),
-      (error: unknown) => ({ error }),
+      (error: unknown) => (countFailure(slot.calls, error), { error }),
     );
   return judge(slot, value, now ?? Date.now());
 }
@@ -184,9 +189,11 @@ function againstCode(
 
 /** Removes the slot's key; a failure costs a log line. */
 export async function remove(slot: Slot): Promise<void> {
+  slot.calls.calls++;
   try {
     await bounded(() => slot.store.delete(slot.key), limit(slot), 'cache delete');
   } catch (error) {
+    countFailure(slot.calls, error);
     slot.log.error('log_cache_delete_failed', { key: slot.key, error: errorText(error) });
   }
 }
@@ -210,10 +217,12 @@ export async function seal(entry: CacheEntry): Promise<{ value: Buffer; entry: C
  * @returns true when stored; false when the store threw or timed out (logged)
  */
 export async function write(slot: Slot, value: Buffer, ttlMs: number): Promise<boolean> {
+  slot.calls.calls++;
   try {
     await bounded(() => slot.store.set(slot.key, value, Math.max(1, Math.ceil(ttlMs))), limit(slot), 'cache set');
     return true;
   } catch (error) {
+    countFailure(slot.calls, error);
     slot.log.error('log_cache_set_failed', { key: slot.key, error: errorText(error) });
     return false;
   }

@@ -45,12 +45,20 @@ function hasControl(text: string): boolean {
 /** The purge methods over `runtime`. */
 export function purgeMethods(runtime: CacheRuntime, messages: Messages): PurgeMethods {
   return {
-    purge: async (url, options) => runtime.purge(urlIds(url, options?.host, messages)),
+    purge: async (url, options) => {
+      const ids = urlIds(url, options?.host, messages);
+      runtime.log.stats.purges.url++;
+      await runtime.purge(ids);
+    },
     purgeTag: async (tag) => {
       if (!isTag(tag)) throw new BufferOptionError('purge_tag', { tag: JSON.stringify(tag) ?? String(tag) }, messages);
+      runtime.log.stats.purges.tag++;
       await runtime.purge([tagId(tag)]);
     },
-    purgeAll: async () => runtime.purge('all'),
+    purgeAll: async () => {
+      runtime.log.stats.purges.all++;
+      await runtime.purge('all');
+    },
   };
 }
 
