@@ -27,6 +27,8 @@ import { PreparedHits } from './pipeline/replay/prepared-hits.ts';
 import { respond } from './pipeline/run.ts';
 import { enrol } from './observe/cluster.ts';
 import { prometheusText } from './observe/prometheus.ts';
+import { publishRequest } from './observe/request.ts';
+import { openTelemetry } from './observe/otel.ts';
 import { keyTablesBytes, keyTableBytesMax } from './cache/key.ts';
 import { streaksBytesMax } from './encoding/changing.ts';
 import { sightingsBytesMax } from './encoding/memo.ts';
@@ -132,6 +134,7 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
   };
   countBudgets(shared);
   enrol(log.stats);
+  openTelemetry(log.stats);
   const middleware = async function bufferMiddleware(ctx: Context, next: Next): Promise<void> {
     // An outer buffer() already reworks this request; a second pass would only redo its work.
     if (requestState(ctx)) return next();
@@ -153,6 +156,7 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
       state.failed = true; // a build that threw ends its flight with ERROR
       throw error;
     } finally {
+      if (state.cacheAnswer !== undefined) publishRequest(ctx);
       try {
         const finishing = finish(ctx, state.failed);
         if (finishing !== undefined) await finishing;

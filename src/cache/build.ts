@@ -8,6 +8,7 @@
  * waiters answer by (503, stale-if-error, or their own run).
  */
 import type { Context } from 'koa';
+import { buildChannel, tracedEnd, tracedStart, type BuildMessage } from '../base/channels.ts';
 import { errorText } from '../base/describe.ts';
 import type { ResolvedOptions } from '../config/options.ts';
 import { requestHeaderLines } from '../http/headers.ts';
@@ -45,9 +46,10 @@ export const failedBuild = new Set<FlightFailure>(['TIMEOUT', 'ERROR', 'NO-ENTRY
  * from another's build) it is stored if it may be, and nobody waits for it.
  */
 export function startBuild(visit: Visit, flight: Flight | undefined, forward: Forward): void {
-  if (flight !== undefined) visit.runtime.log.debug('log_building', { key: visit.slot.key });
+  if (flight !== undefined) visit.runtime.log.debug('log_building', { key: visit.slot.key, url: visit.url });
   visit.runtime.log.stats.builds.started++;
-  visit.build = { flight, forward, handedOver: false, answeredStale: false, startedAt: performance.now() };
+  const traced = tracedStart(buildChannel, (): BuildMessage => ({ key: visit.slot.key, url: visit.url }));
+  visit.build = { flight, forward, handedOver: false, answeredStale: false, startedAt: performance.now(), traced };
   visit.builds = true;
 }
 
@@ -111,7 +113,7 @@ export function handOver(
   beforeHeadIsSent(ctx.res, (head) => {
     if (head === undefined) {
       // The client left and Koa never sent the response: what the outer middleware would have added is unknown.
-      runtime.log.debug('log_not_stored', { key: slot.key, reason: 'ABANDONED' });
+      runtime.log.debug('log_not_stored', { key: slot.key, url: slot.url, reason: 'ABANDONED' });
       build.flight?.settle({ failure: abandoned });
       return undefined;
     }
@@ -131,7 +133,7 @@ export async function finishBuild(ctx: Context, visit: Visit, failed: boolean): 
   const build = visit.build;
   if (build === undefined || build.handedOver) return;
   const { flight } = build;
-  timed(visit);
+  timed(visit, failed ? 'failed' : 'not-stored', failed ? 'ERROR' : 'NOT-BUFFERED');
   if (failed) visit.runtime.log.stats.builds.failed++;
   if (flight === undefined) return statusNotStored(ctx, visit.runtime.log.stats, failed ? 'ERROR' : 'NOT-BUFFERED');
   if (!build.answeredStale) {
@@ -143,10 +145,16 @@ export async function finishBuild(ctx: Context, visit: Visit, failed: boolean): 
   await flight.close();
 }
 
-/** Records how long the build took, once it is judged (stored, refused or failed). */
-function timed(visit: Visit): void {
+/** Records how long the build took and how it ended, once it is judged (stored, refused or failed). */
+function timed(visit: Visit, result: 'stored' | 'not-stored' | 'failed', detail?: string): void {
   const build = visit.build;
-  if (build !== undefined) visit.runtime.log.stats.buildSeconds.observe((performance.now() - build.startedAt) / 1000);
+  if (build === undefined) return;
+  visit.runtime.log.stats.buildSeconds.observe((performance.now() - build.startedAt) / 1000);
+  const traced = build.traced;
+  if (traced === undefined) return;
+  traced.result = result;
+  traced.detail = detail;
+  tracedEnd(buildChannel, traced, result === 'failed' ? new Error(`the build failed: ${detail}`) : undefined);
 }
 
 /** A storable build: its waiters answered, then the entry written, then the lock released. */
@@ -159,7 +167,7 @@ async function stored(
 ): Promise<void> {
   const { options, slot } = visit;
   const { flight, forward } = visit.build!;
-  timed(visit);
+  timed(visit, 'stored');
   const lifetime = lifetimeFor(response, options, handover.options);
   const made = withOrigin(ctx, visit, entryOf(response, lifetime), handover);
   if (made === undefined) return refused(ctx, visit, 'TAG', response.status);
@@ -178,10 +186,10 @@ async function stored(
 
 /** A build that may not be stored, for `reason`: said so, and its waiters freed (a 5xx fails them instead). */
 function refused(ctx: Context, visit: Visit, reason: string, status: number): Promise<void> | undefined {
-  timed(visit);
+  timed(visit, 'not-stored', reason);
   visit.runtime.log.stats.builds.notStorable++;
   statusNotStored(ctx, visit.runtime.log.stats, reason);
-  visit.runtime.log.debug('log_not_stored', { key: visit.slot.key, reason });
+  visit.runtime.log.debug('log_not_stored', { key: visit.slot.key, url: visit.url, reason });
   const flight = visit.build?.flight;
   if (flight === undefined) return undefined;
   if (reason === 'STATUS' && status >= 500) {
@@ -212,7 +220,7 @@ function withOrigin(ctx: Context, visit: Visit, entry: CacheEntry, handover: Han
   // The options as resolved after the action: it may have set ctx.state.buffer.cacheTags after its miss.
   const tags = responseTags(handover.options.cacheTags, handover.tagHeader);
   if ('bad' in tags) {
-    runtime.log.error('log_cache_tag_invalid', { key: slot.key, tag: JSON.stringify(tags.bad) });
+    runtime.log.error('log_cache_tag_invalid', { key: slot.key, url: slot.url, tag: JSON.stringify(tags.bad) });
     return undefined;
   }
   entry.origin = { host: ctx.request.host.toLowerCase(), path: ctx.originalUrl, tags, since: visit.since };
@@ -224,7 +232,7 @@ function purgedMeanwhile(ctx: Context, visit: Visit, entry: CacheEntry): boolean
   const purges = visit.slot.purges;
   if (purges === undefined || !purges.purgedNow(entry.origin, entry.created, visit.purgesSeen)) return false;
   statusNotStored(ctx, visit.runtime.log.stats, 'PURGED');
-  visit.runtime.log.debug('log_not_stored', { key: visit.slot.key, reason: 'PURGED' });
+  visit.runtime.log.debug('log_not_stored', { key: visit.slot.key, url: visit.url, reason: 'PURGED' });
   return true;
 }
 

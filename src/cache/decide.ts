@@ -19,7 +19,7 @@
  * window was found is answered from that entry (docs/architecture.md, "Stale entries").
  */
 import type { Context } from 'koa';
-import { errorText } from '../base/describe.ts';
+import { tracedEnd, tracedStart, waitChannel, type WaitMessage } from '../base/channels.ts';
 import type { ResolvedOptions } from '../config/options.ts';
 import { requestHeaderLines } from '../http/headers.ts';
 import { abandoned, failedBuild, hitForMiss, startBuild } from './build.ts';
@@ -40,6 +40,7 @@ import { lookup, type Lookup, type Slot } from './hit/lookup.ts';
 import { replayEntry, retryLater } from './hit/replay.ts';
 import { ambiguousCookie, cacheKeyOf } from './key.ts';
 import { revalidate, revalidatedKey } from './revalidate.ts';
+import { storeBackend } from './backends.ts';
 import type { CacheRuntime } from './runtime.ts';
 import { openVisit, type Visit } from './visit.ts';
 
@@ -66,7 +67,7 @@ export function decide(ctx: Context, runtime: CacheRuntime, options: ResolvedOpt
   try {
     key = revalidating ?? cacheKeyOf(ctx, options);
   } catch (error) {
-    runtime.log.error('log_cache_key_failed', { error: errorText(error) });
+    runtime.log.error('log_cache_key_failed', { error: error });
     return bypassed(ctx, runtime, 'KEY-ERROR');
   }
   // A session cookie named twice (or spelled so readers differ) could file one visitor's page under another's key.
@@ -77,10 +78,12 @@ export function decide(ctx: Context, runtime: CacheRuntime, options: ResolvedOpt
   const slot: Slot = {
     store,
     key,
+    url: `${ctx.request.host}${ctx.originalUrl}`,
     options,
     log: runtime.log,
     notBefore: refresh ? now : 0,
     purges,
+    backend: storeBackend(store),
     calls: runtime.storeCalls(store),
   };
   const visit = openVisit(ctx, runtime, options, slot, now);
@@ -93,7 +96,7 @@ export function decide(ctx: Context, runtime: CacheRuntime, options: ResolvedOpt
 function afterLookup(ctx: Context, visit: Visit, seen: Lookup): boolean | Promise<boolean> {
   const { runtime, options, slot } = visit;
   if ('error' in seen) {
-    runtime.log.error('log_cache_get_failed', { key: slot.key, error: errorText(seen.error) });
+    runtime.log.error('log_cache_get_failed', { key: slot.key, url: slot.url, error: seen.error });
     return bypassed(ctx, runtime, 'STORE-ERROR');
   }
   if ('found' in seen) return hit(ctx, visit, seen.found, seen.at);
@@ -122,7 +125,7 @@ function hit(ctx: Context, visit: Visit, entry: CacheEntry, at: number): true {
   replayEntry(ctx, visit, entry);
   visit.runtime.log.stats.hitSeconds.observe((performance.now() - visit.askedAt) / 1000);
   statusHit(ctx, visit.runtime.log.stats, remainingMs(entry, at));
-  visit.runtime.log.debug('log_cache_hit', { key: visit.slot.key });
+  visit.runtime.log.debug('log_cache_hit', { key: visit.slot.key, url: visit.url });
   visit.hitKey = visit.slot.key;
   visit.hitEntry = entry;
   return true;
@@ -134,7 +137,7 @@ function staleHit(ctx: Context, visit: Visit, entry: CacheEntry, at: number): tr
   replayEntry(ctx, visit, entry);
   ctx.res.setHeader('x-cache', 'STALE');
   statusStale(ctx, runtime.log.stats, at - entry.expires);
-  runtime.log.debug('log_cache_stale', { key: slot.key });
+  runtime.log.debug('log_cache_stale', { key: slot.key, url: slot.url });
   revalidate(ctx, runtime, slot.key);
   return true;
 }
@@ -147,7 +150,7 @@ async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolea
   const joined = runtime.table.get(slot.key);
   if (joined !== undefined) {
     // Another request of this process builds (or watches) the key.
-    runtime.log.debug('log_waiting', { key: slot.key });
+    runtime.log.debug('log_waiting', { key: slot.key, url: slot.url });
     return answer(ctx, visit, await waited(visit, joined.done), forward);
   }
   const flight = new Flight(runtime, slot, options.cacheLockTimeout * 1000);
@@ -155,19 +158,21 @@ async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolea
     const taken = await flight.takeLock();
     if (taken === 'busy' && flight.outcome === undefined) {
       // Another process builds; this request watches the shared store for the process.
-      runtime.log.debug('log_waiting_worker', { key: slot.key });
+      runtime.log.debug('log_waiting_worker', { key: slot.key, url: slot.url });
       const turn = await waited(visit, flight.watch(options.cacheWaitFailure));
       if (turn !== 'build') return answer(ctx, visit, turn, forward);
       startBuild(visit, flight, forward);
       return false;
     }
     // A failing backend never stops a build: this process builds with its own flight (docs/decisions/0010-locks.md).
-    if (typeof taken === 'object') runtime.log.error('log_lock_failed', { key: slot.key, error: taken.error });
+    if (typeof taken === 'object')
+      runtime.log.error('log_lock_failed', { key: slot.key, url: slot.url, error: taken.error });
   }
   if (flight.outcome === undefined) {
     // lua-resty-lock's step 3: a page stored between the miss and the lock is replayed, not rebuilt.
     const again = await lookup(slot);
-    if ('error' in again) runtime.log.error('log_cache_get_failed', { key: slot.key, error: errorText(again.error) });
+    if ('error' in again)
+      runtime.log.error('log_cache_get_failed', { key: slot.key, url: slot.url, error: again.error });
     if ('found' in again && flight.settle({ entry: again.found })) {
       await flight.close();
       return hit(ctx, visit, again.found, Date.now());
@@ -185,15 +190,28 @@ async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolea
 }
 
 /** Counts a wait for another build and how long it took. */
-async function waited<T>(visit: Visit, outcome: Promise<T>): Promise<T> {
+async function waited<T extends Outcome | 'build'>(visit: Visit, outcome: Promise<T>): Promise<T> {
   const stats = visit.runtime.log.stats;
   stats.waiters.waited++;
   const started = performance.now();
+  const traced = tracedStart(waitChannel, (): WaitMessage => ({ key: visit.slot.key, url: visit.url }));
+  let ended: Outcome | 'build' | undefined;
   try {
-    return await outcome;
+    const got = await outcome;
+    ended = got;
+    return got;
   } finally {
     stats.waitSeconds.observe((performance.now() - started) / 1000);
+    if (traced !== undefined) traced.result = waitResult(ended);
+    tracedEnd(waitChannel, traced);
   }
+}
+
+/** How a wait ended, for its trace. */
+function waitResult(ended: Outcome | 'build' | undefined): string {
+  if (ended === undefined) return 'ERROR';
+  if (ended === 'build') return 'build';
+  return 'failure' in ended ? ended.failure : 'answered';
 }
 
 /**
@@ -231,7 +249,7 @@ function answer(ctx: Context, visit: Visit, outcome: Outcome, forward: Forward):
  * like a miss without single flight, and its own response is stored if it may be.
  */
 function passed(visit: Visit, detail: string, key: 'log_pass' | 'log_hit_for_miss'): false {
-  visit.runtime.log.debug(key, { key: visit.slot.key, detail });
+  visit.runtime.log.debug(key, { key: visit.slot.key, url: visit.url, detail });
   if (key === 'log_pass') visit.runtime.log.stats.waiters.ranAction++;
   return solo(visit, 'miss');
 }
@@ -244,7 +262,7 @@ function waitFailed(ctx: Context, visit: Visit, detail: FlightFailure): boolean 
     replayEntry(ctx, visit, fallback);
     ctx.res.setHeader('x-cache', 'STALE');
     statusStaleOnError(ctx, runtime.log.stats, Date.now() - fallback.expires, detail);
-    runtime.log.debug('log_stale_if_error', { key: slot.key, detail });
+    runtime.log.debug('log_stale_if_error', { key: slot.key, url: slot.url, detail });
     return true;
   }
   statusCollapsedFailed(ctx, detail);
@@ -253,7 +271,7 @@ function waitFailed(ctx: Context, visit: Visit, detail: FlightFailure): boolean 
     return solo(visit, 'miss');
   }
   runtime.log.stats.waiters.refused++;
-  runtime.log.debug('log_gave_up', { key: slot.key, detail });
+  runtime.log.debug('log_gave_up', { key: slot.key, url: slot.url, detail });
   retryLater(ctx, runtime.log.messages, detail === 'TIMEOUT' ? 'retry_later' : 'retry_later_failed');
   return true;
 }

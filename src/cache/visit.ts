@@ -11,6 +11,7 @@
  * (docs/decisions/0009-hit-path-is-measured.md).
  */
 import type { Context } from 'koa';
+import type { BuildMessage } from '../base/channels.ts';
 import type { ResolvedOptions } from '../config/options.ts';
 import type { Forward } from './cache-status.ts';
 import type { CacheEntry } from './entry.ts';
@@ -44,6 +45,8 @@ export interface Build {
   answeredStale: boolean;
   /** performance.now() when it began: its duration goes into the build-time histogram. */
   readonly startedAt: number;
+  /** Its trace on the `koa-buffer:build` channel, when anyone listens. */
+  readonly traced: BuildMessage | undefined;
 }
 
 /** One request's view of the cache. It holds no context: what a flight or lock keeps refers to it, never to the request. */
@@ -57,6 +60,8 @@ export interface Visit extends CacheFacts {
   readonly purgesSeen: number;
   /** performance.now() when the request asked: a hit's latency runs from here. */
   readonly askedAt: number;
+  /** The request's host and URL, for log lines and traces. */
+  readonly url: string;
   /** An entry past its TTL within its stale-if-error window, answered if the build fails. */
   fallback: CacheEntry | undefined;
   replayed: boolean;
@@ -90,6 +95,7 @@ export function openVisit(
     since: now,
     purgesSeen: slot.purges?.sequence ?? 0,
     askedAt: performance.now(),
+    url: slot.url,
     fallback: undefined,
     replayed: false,
     builds: false,

@@ -17,6 +17,7 @@
  *   sighting. A failed upgrade, or one no smaller than the cold bytes, is
  *   remembered as "no gain" there, so it is not retried.
  */
+import { upgradeChannel, type UpgradeMessage } from '../base/channels.ts';
 import type { ServerResponse } from 'node:http';
 import { finished } from 'node:stream';
 import type { DecisionLog } from '../base/decision-log.ts';
@@ -102,6 +103,8 @@ export class Upgrades {
     if (this.#keys.has(key)) return true;
     if (this.#queue.length >= queuedMax || this.#bytes + entity.length > queuedMaxBytes) {
       this.#log.stats.upgrades.dropped++;
+      if (upgradeChannel.hasSubscribers)
+        upgradeChannel.publish({ result: 'dropped', coding, level, size: entity.length } satisfies UpgradeMessage);
       return false;
     }
     this.#log.stats.upgrades.queued++;
@@ -122,11 +125,21 @@ export class Upgrades {
   async #drain(): Promise<void> {
     sharedThread ??= new UpgradeThread();
     for (let job = this.#queue.shift(); job !== undefined; job = this.#queue.shift()) {
+      const started = performance.now();
       try {
         const bytes = await sharedThread.compress(job.entity, job.coding, job.level);
         const smaller = bytes.length < job.coldSize;
         this.#memo.remember(job.md5, job.coding, job.level, smaller ? bytes : null);
         this.#log.stats.upgrades.done++;
+        if (upgradeChannel.hasSubscribers)
+          upgradeChannel.publish({
+            result: 'done',
+            coding: job.coding,
+            level: job.level,
+            size: job.entity.length,
+            compressedSize: bytes.length,
+            seconds: (performance.now() - started) / 1000,
+          } satisfies UpgradeMessage);
         this.#log.debug('log_upgraded', {
           size: job.entity.length,
           compressedSize: bytes.length,
@@ -138,6 +151,13 @@ export class Upgrades {
       } catch (error) {
         this.#memo.remember(job.md5, job.coding, job.level, null);
         this.#log.stats.upgrades.failed++;
+        if (upgradeChannel.hasSubscribers)
+          upgradeChannel.publish({
+            result: 'failed',
+            coding: job.coding,
+            level: job.level,
+            size: job.entity.length,
+          } satisfies UpgradeMessage);
         this.#log.error('log_upgrade_failed', {
           size: job.entity.length,
           coding: job.coding,

@@ -8,6 +8,7 @@ import type { CacheLock } from '../../config/options.ts';
 import type { DecisionLog } from '../../base/decision-log.ts';
 import { errorText } from '../../base/describe.ts';
 import { bounded } from '../../base/bounded.ts';
+import { lockChannel, tracedEnd, tracedStart, type CallMessage } from '../../base/channels.ts';
 import { countFailure } from '../../base/stats.ts';
 import { lockBackend } from '../backends.ts';
 import { hashTagged } from '../hash-tag.ts';
@@ -27,8 +28,10 @@ export async function tryLock(lock: CacheLock, key: string, ms: number, log: Dec
   let answer: unknown;
   // A Redis backend gets the key in the hash tag of the entry's key: one Cluster slot for both.
   const lockKey = lock.hashTagCacheKeys === true ? hashTagged(key) : key;
-  const counts = log.stats.lockCalls(lockBackend(lock));
+  const backend = lockBackend(lock);
+  const counts = log.stats.lockCalls(backend);
   counts.calls++;
+  const traced = tracedStart(lockChannel, (): CallMessage => ({ operation: 'acquire', backend, key }));
   try {
     answer = await bounded(
       () => lock.acquire(lockKey) as unknown,
@@ -41,8 +44,10 @@ export async function tryLock(lock: CacheLock, key: string, ms: number, log: Dec
     );
   } catch (error) {
     countFailure(counts, error);
+    tracedEnd(lockChannel, traced, error);
     return { error: errorText(error) };
   }
+  tracedEnd(lockChannel, traced);
   if (!Array.isArray(answer)) {
     counts.errors++;
     return { error: `acquire answered ${answer === null ? 'null' : typeof answer}, not [guard, error]` };
@@ -67,8 +72,10 @@ export async function unlock(
   ms: number,
   log: DecisionLog,
 ): Promise<void> {
-  const counts = log.stats.lockCalls(lockBackend(lock));
+  const backend = lockBackend(lock);
+  const counts = log.stats.lockCalls(backend);
   counts.calls++;
+  const traced = tracedStart(lockChannel, (): CallMessage => ({ operation: 'release', backend, key }));
   try {
     const answer = await bounded(() => lock.release(guard) as unknown, Math.max(1, ms), 'cache lock release');
     // A backend that answers nothing has released the lock, as the protocol's release allows.
@@ -76,8 +83,10 @@ export async function unlock(
       counts.errors++;
       log.error('log_unlock_failed', { key, error: String(answer[1]) });
     }
+    tracedEnd(lockChannel, traced);
   } catch (error) {
     countFailure(counts, error);
-    log.error('log_unlock_failed', { key, error: errorText(error) });
+    tracedEnd(lockChannel, traced, error);
+    log.error('log_unlock_failed', { key, error: error });
   }
 }
