@@ -26,8 +26,8 @@ import { MemoAnswers } from './pipeline/replay/memo-answers.ts';
 import { PreparedHits } from './pipeline/replay/prepared-hits.ts';
 import { respond } from './pipeline/run.ts';
 import { enrol } from './observe/cluster.ts';
-import { prometheusText } from './observe/prometheus.ts';
-import { publishRequest } from './observe/request.ts';
+import { prometheusText, registerOn } from './observe/prometheus.ts';
+import { countRoute, publishRequest } from './observe/request.ts';
 import { openTelemetry } from './observe/otel.ts';
 import { keyTablesBytes, keyTableBytesMax } from './cache/key.ts';
 import { streaksBytesMax } from './encoding/changing.ts';
@@ -135,6 +135,8 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
   countBudgets(shared);
   enrol(log.stats);
   openTelemetry(log.stats);
+  const { registry, routes } = config.metrics;
+  if (registry !== undefined) registerOn(registry, () => log.stats.snapshot());
   const middleware = async function bufferMiddleware(ctx: Context, next: Next): Promise<void> {
     // An outer buffer() already reworks this request; a second pass would only redo its work.
     if (requestState(ctx)) return next();
@@ -156,7 +158,10 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
       state.failed = true; // a build that threw ends its flight with ERROR
       throw error;
     } finally {
-      if (state.cacheAnswer !== undefined) publishRequest(ctx);
+      if (state.cacheAnswer !== undefined) {
+        publishRequest(ctx);
+        if (routes !== undefined) countRoute(ctx, routes, log.stats);
+      }
       try {
         const finishing = finish(ctx, state.failed);
         if (finishing !== undefined) await finishing;

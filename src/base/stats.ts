@@ -118,6 +118,9 @@ export class Stats {
     stale: 0,
     staleOnError: 0,
     collapsed: 0,
+    /** Waiters answered 503 because the build they waited for failed or timed out. */
+    failed: 0,
+    /** Requests that ran the action for the cache: builds, and runs alone (no single flight, hit-for-miss). */
     miss: 0,
     bypass: 0,
     /** Bypasses by their Cache-Status detail (AUTHORIZATION, METHOD, HOST, COOKIE, …): a bounded set of tokens. */
@@ -145,6 +148,8 @@ export class Stats {
   readonly hitSeconds = new Histogram(latencyBuckets);
   /** How long a purge made elsewhere took to be seen here. */
   readonly purgeSeenSeconds = new Histogram(durationBuckets);
+  /** Requests by listed route and outcome (the `metrics.routes` option): a bounded set of names. */
+  readonly routes: Record<string, Record<string, number>> = {};
   /** Read when a snapshot is made: each part that holds memory registers its reader. */
   readonly budgets: BudgetReaders = {};
 
@@ -168,6 +173,12 @@ export class Stats {
   notStored(detail: string): void {
     this.requests.notStorable++;
     this.requests.notStorableByDetail[detail] = (this.requests.notStorableByDetail[detail] ?? 0) + 1;
+  }
+
+  /** Counts a request of a listed route (or `other`) by its outcome. */
+  routeOutcome(route: string, outcome: string): void {
+    const outcomes = (this.routes[route] ??= {});
+    outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
   }
 
   /** Counts one response sent in `coding`, `bytesIn` before coding and `bytesOut` after. */
@@ -203,6 +214,7 @@ export class Stats {
       streamed: { ...this.streamed },
       dictionaries: { ...this.dictionaries },
       budgets,
+      routes: copy(this.routes),
       histograms: {
         buildSeconds: this.buildSeconds.snapshot(),
         waitSeconds: this.waitSeconds.snapshot(),
@@ -230,6 +242,7 @@ export interface StatsSnapshot {
   readonly streamed: Readonly<Record<string, number>>;
   readonly dictionaries: Stats['dictionaries'];
   readonly budgets: Readonly<Record<string, Budget>>;
+  readonly routes: Readonly<Record<string, Readonly<Record<string, number>>>>;
   readonly histograms: Readonly<
     Record<'buildSeconds' | 'waitSeconds' | 'hitSeconds' | 'purgeSeenSeconds', HistogramSnapshot>
   >;

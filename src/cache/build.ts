@@ -47,7 +47,10 @@ export const failedBuild = new Set<FlightFailure>(['TIMEOUT', 'ERROR', 'NO-ENTRY
  */
 export function startBuild(visit: Visit, flight: Flight | undefined, forward: Forward): void {
   if (flight !== undefined) visit.runtime.log.debug('log_building', { key: visit.slot.key, url: visit.url });
-  visit.runtime.log.stats.builds.started++;
+  const { stats } = visit.runtime.log;
+  stats.builds.started++;
+  // Every request that runs the action for the cache is a miss, whether it builds, runs alone or was passed.
+  stats.requests.miss++;
   const traced = tracedStart(buildChannel, (): BuildMessage => ({ key: visit.slot.key, url: visit.url }));
   visit.build = { flight, forward, handedOver: false, answeredStale: false, startedAt: performance.now(), traced };
   visit.builds = true;

@@ -63,8 +63,7 @@ export function statusBypass(ctx: Context, stats: Stats, detail: string): void {
 }
 
 /** The request went to the action (no answer yet about storing it). */
-export function statusMiss(ctx: Context, stats: Stats, forward: Forward): void {
-  stats.requests.miss++;
+export function statusMiss(ctx: Context, forward: Forward): void {
   put(ctx, `${cacheName}; fwd=${forward}`);
 }
 

@@ -103,11 +103,11 @@ function afterLookup(ctx: Context, visit: Visit, seen: Lookup): boolean | Promis
   if ('stale' in seen) return staleHit(ctx, visit, seen.stale, seen.at);
   ctx.response.set('x-cache', 'MISS');
   if ('pass' in seen) {
-    statusMiss(ctx, runtime.log.stats, 'miss');
+    statusMiss(ctx, 'miss');
     return passed(visit, seen.pass, 'log_hit_for_miss');
   }
   visit.fallback = seen.fallback;
-  statusMiss(ctx, runtime.log.stats, seen.miss);
+  statusMiss(ctx, seen.miss);
   if (!options.cacheSingleFlight) return solo(visit, seen.miss);
   return fly(ctx, visit, seen.miss);
 }
@@ -271,6 +271,7 @@ function waitFailed(ctx: Context, visit: Visit, detail: FlightFailure): boolean 
     return solo(visit, 'miss');
   }
   runtime.log.stats.waiters.refused++;
+  runtime.log.stats.requests.failed++;
   runtime.log.debug('log_gave_up', { key: slot.key, url: slot.url, detail });
   retryLater(ctx, runtime.log.messages, detail === 'TIMEOUT' ? 'retry_later' : 'retry_later_failed');
   return true;

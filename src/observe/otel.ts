@@ -143,7 +143,7 @@ export function openTelemetry(stats: Stats): { spans: boolean; metrics: boolean 
   meter.addBatchObservableCallback(
     (result) => {
       const s = stats.snapshot();
-      for (const outcome of ['hit', 'stale', 'staleOnError', 'collapsed', 'miss'] as const)
+      for (const outcome of ['hit', 'stale', 'staleOnError', 'collapsed', 'failed', 'miss'] as const)
         result.observe(requests, s.requests[outcome], { outcome });
       for (const [detail, n] of Object.entries(s.requests.bypassByDetail))
         result.observe(requests, n, { outcome: 'bypass', detail });

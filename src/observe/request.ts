@@ -6,6 +6,7 @@
  */
 import type { Context } from 'koa';
 import { requestChannel, type RequestMessage } from '../base/channels.ts';
+import type { Stats } from '../base/stats.ts';
 
 /** The outcome a Cache-Status value says, in the words of the stats and metrics. */
 export function outcomeOf(cacheStatus: string | undefined): string {
@@ -35,4 +36,18 @@ export function publishRequest(ctx: Context): void {
       status: ctx.res.statusCode,
     } satisfies RequestMessage);
   });
+}
+
+/**
+ * Counts the request by its route, when the application listed it
+ * (`metrics.routes`), else as `other`: the route @koa/router matched
+ * (`ctx._matchedRoute`), never the URL, so the label's values stay the
+ * listed few. The outcome is the Cache-Status as it stands once the
+ * pipeline is done (a stored build still says `fwd=miss`: a miss).
+ */
+export function countRoute(ctx: Context, routes: ReadonlySet<string>, stats: Stats): void {
+  const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+  const route = typeof matched === 'string' && routes.has(matched) ? matched : 'other';
+  const header = ctx.res.getHeader('cache-status');
+  stats.routeOutcome(route, outcomeOf(header === undefined ? undefined : String(header)));
 }
