@@ -8,13 +8,17 @@ import type { Context } from 'koa';
 import { requestChannel, type RequestMessage } from '../base/channels.ts';
 import type { Stats } from '../base/stats.ts';
 
-/** The outcome a Cache-Status value says, in the words of the stats and metrics. */
+/**
+ * The outcome a Cache-Status value says, in the words of the metrics' `outcome`
+ * label: hit, stale, stale_on_error, collapsed, failed (a waiter answered 503),
+ * miss (the action ran, stored or not) or bypass.
+ */
 export function outcomeOf(cacheStatus: string | undefined): string {
   if (cacheStatus === undefined) return 'none';
   if (cacheStatus.includes('fwd=bypass')) return 'bypass';
-  if (cacheStatus.includes('; hit')) return cacheStatus.includes('fwd=stale') ? 'stale' : 'hit';
-  if (cacheStatus.includes('collapsed')) return cacheStatus.includes('detail=') ? 'collapsed-failed' : 'collapsed';
-  if (cacheStatus.includes('uri-miss')) return 'not-stored';
+  if (cacheStatus.includes('; hit'))
+    return !cacheStatus.includes('fwd=stale') ? 'hit' : cacheStatus.includes('detail=') ? 'stale_on_error' : 'stale';
+  if (cacheStatus.includes('collapsed')) return cacheStatus.includes('detail=') ? 'failed' : 'collapsed';
   return 'miss';
 }
 
