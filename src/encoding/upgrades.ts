@@ -54,6 +54,18 @@ interface Job {
 let sharedThread: UpgradeThread | undefined;
 
 /** The upgrade queue of one `buffer()` middleware. */
+/** Publishes what became of an upgrade on `koa-buffer:upgrade`, when anyone listens. */
+function published(
+  result: UpgradeMessage['result'],
+  coding: string,
+  level: number,
+  size: number,
+  done?: Pick<UpgradeMessage, 'compressedSize' | 'seconds'>,
+): void {
+  if (upgradeChannel.hasSubscribers)
+    upgradeChannel.publish({ result, coding, level, size, ...done } satisfies UpgradeMessage);
+}
+
 export class Upgrades {
   readonly #memo: RepresentationMemo;
   readonly #log: DecisionLog;
@@ -103,8 +115,7 @@ export class Upgrades {
     if (this.#keys.has(key)) return true;
     if (this.#queue.length >= queuedMax || this.#bytes + entity.length > queuedMaxBytes) {
       this.#log.stats.upgrades.dropped++;
-      if (upgradeChannel.hasSubscribers)
-        upgradeChannel.publish({ result: 'dropped', coding, level, size: entity.length } satisfies UpgradeMessage);
+      published('dropped', coding, level, entity.length);
       return false;
     }
     this.#log.stats.upgrades.queued++;
@@ -131,15 +142,10 @@ export class Upgrades {
         const smaller = bytes.length < job.coldSize;
         this.#memo.remember(job.md5, job.coding, job.level, smaller ? bytes : null);
         this.#log.stats.upgrades.done++;
-        if (upgradeChannel.hasSubscribers)
-          upgradeChannel.publish({
-            result: 'done',
-            coding: job.coding,
-            level: job.level,
-            size: job.entity.length,
-            compressedSize: bytes.length,
-            seconds: (performance.now() - started) / 1000,
-          } satisfies UpgradeMessage);
+        published('done', job.coding, job.level, job.entity.length, {
+          compressedSize: bytes.length,
+          seconds: (performance.now() - started) / 1000,
+        });
         this.#log.debug('log_upgraded', {
           size: job.entity.length,
           compressedSize: bytes.length,
@@ -151,13 +157,7 @@ export class Upgrades {
       } catch (error) {
         this.#memo.remember(job.md5, job.coding, job.level, null);
         this.#log.stats.upgrades.failed++;
-        if (upgradeChannel.hasSubscribers)
-          upgradeChannel.publish({
-            result: 'failed',
-            coding: job.coding,
-            level: job.level,
-            size: job.entity.length,
-          } satisfies UpgradeMessage);
+        published('failed', job.coding, job.level, job.entity.length);
         this.#log.error('log_upgrade_failed', {
           size: job.entity.length,
           coding: job.coding,
