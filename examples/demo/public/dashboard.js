@@ -8,7 +8,8 @@
 
 const panel = document.getElementById('dashboard');
 const config = JSON.parse(document.getElementById('dashboard-config').textContent);
-const colours = { MISS: '#e07b00', HIT: '#2e7d32', none: '#757575' };
+// Each X-Cache verdict its own colour: a stale answer is neither a fresh hit nor a build.
+const colours = { MISS: '#e07b00', HIT: '#2e7d32', STALE: '#1565c0', none: '#757575' };
 
 // Two hundred requests a press would overflow the default buffer of 250 entries.
 performance.setResourceTimingBufferSize(2000);
@@ -175,6 +176,13 @@ function strip(lanes) {
   return `<p class="legend">${legend}</p><svg width="${width}" height="${height}" font-size="12" font-family="sans-serif" role="img" aria-label="latency of each request">${parts.join('')}</svg>`;
 }
 
+/** How many responses said each X-Cache verdict (MISS, HIT, STALE; `none` for no header), in the order of {@link colours}. */
+function verdictCounts(rows) {
+  const counts = Object.fromEntries(Object.keys(colours).map((name) => [name, 0]));
+  for (const r of rows) counts[Object.hasOwn(colours, r.xCache) ? r.xCache : 'none']++;
+  return counts;
+}
+
 const pageRuns = [];
 
 /** Fetches every listed page, one after another, and redraws the panel. */
@@ -218,11 +226,18 @@ async function press(button) {
     const answeredBy = [...new Set(rows.map((r) => r.worker))].sort().join(' and ');
     box.dataset.builds = String(builds.length);
     box.dataset.builder = workers;
-    const misses = rows.filter((r) => r.xCache === 'MISS').length;
+    const verdicts = verdictCounts(rows);
+    const counted = Object.entries(verdicts)
+      .filter(([, n]) => n > 0)
+      .map(([name, n]) => `${n} ${name === 'none' ? 'without X-Cache' : name}`)
+      .join(', ');
+    const attributes = Object.entries(verdicts)
+      .map(([name, n]) => `data-${name.toLowerCase()}="${n}"`)
+      .join(' ');
     const sorted = rows.map((r) => r.ms).sort((a, b) => a - b);
-    verdict = `<p class="verdict" data-builds="${builds.length}" data-requests="${rows.length}">
+    verdict = `<p class="verdict" data-builds="${builds.length}" data-requests="${rows.length}" ${attributes}>
 ${builds.length} build${builds.length === 1 ? '' : 's'} for ${rows.length} requests to <code>${esc(url)}</code>${workers ? `, built by worker ${esc(workers)}` : ''};
-answered by worker${answeredBy.includes(' and ') ? 's' : ''} ${esc(answeredBy)}. X-Cache: ${misses} MISS, ${rows.length - misses} HIT.
+answered by worker${answeredBy.includes(' and ') ? 's' : ''} ${esc(answeredBy)}. X-Cache: ${counted}.
 Latency: fastest ${Math.round(sorted[0])} ms, median ${Math.round(sorted[sorted.length >> 1])} ms, slowest ${Math.round(sorted.at(-1))} ms.</p>`;
   }
   box.innerHTML = `${verdict}${strip([{ name: button.id, rows }])}<details><summary>every request</summary>${table(rows)}</details>`;
