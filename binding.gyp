@@ -34,7 +34,7 @@
       "include_dirs": ["native"],
       "cflags": ["-fPIC"],
       # flock(2) is POSIX: Windows builds leave it out and FileLock refuses there
-      # (docs/decisions.md, "FileLock on Windows").
+      # (docs/decisions/0014-filelock-on-windows.md).
       "conditions": [["OS!='win'", { "sources": ["native/core/flock.cc"] }]]
     },
     {

@@ -25,6 +25,16 @@ import { takeTagHeader } from './http/tags.ts';
 import { MemoAnswers } from './pipeline/replay/memo-answers.ts';
 import { PreparedHits } from './pipeline/replay/prepared-hits.ts';
 import { respond } from './pipeline/run.ts';
+import { enrol } from './observe/cluster.ts';
+import { prometheusText, registerOn } from './observe/prometheus.ts';
+import { countRoute, publishRequest } from './observe/request.ts';
+import { openTelemetry } from './observe/otel.ts';
+import { keyTablesBytes, keyTableBytesMax } from './cache/key.ts';
+import { streaksBytesMax } from './encoding/changing.ts';
+import { sightingsBytesMax } from './encoding/memo.ts';
+import { queuedMaxBytes } from './encoding/upgrades.ts';
+import { versionsBytesMax } from './encoding/dictionaries/keeper.ts';
+import type { StatsSnapshot } from './base/stats.ts';
 import { bufferIsCached, openState, requestState } from './pipeline/state.ts';
 import type { Shared } from './pipeline/work.ts';
 
@@ -42,6 +52,37 @@ export interface BufferMiddleware extends Middleware, PurgeMethods {
    * process.on('SIGTERM', () => server.close(() => void middleware.close()));
    */
   close(): Promise<void>;
+  /**
+   * What this middleware has done since it started: requests by outcome,
+   * builds, waiters, purges, store and lock calls per backend, responses and
+   * bytes per coding, upgrades, dictionaries, how full each memory budget is,
+   * and histograms of build, wait and hit times. A copy, safe to keep.
+   * docs/observability.md says what each field counts.
+   */
+  stats(): StatsSnapshot;
+  /**
+   * The same as Prometheus text exposition (`text/plain; version=0.0.4`),
+   * for a `/metrics` route: `ctx.type = prometheusContentType; ctx.body = mw.metrics()`.
+   */
+  metrics(): string;
+}
+
+/** Registers a reading of every in-process memory budget with the stats (read only when a snapshot is made). */
+function countBudgets(shared: Shared): void {
+  const { budgets } = shared.log.stats;
+  const { memo, changing, prepared, upgrades, dictionaries, cache } = shared;
+  budgets.memo = () => ({ bytes: memo.size, limit: memo.maxSize });
+  budgets.sightings = () => ({ bytes: memo.sightingsBytes, limit: memo.enabled ? sightingsBytesMax : 0 });
+  budgets.changing = () => ({ bytes: changing.bytes, limit: streaksBytesMax });
+  budgets.prepared = () => ({ bytes: prepared.bytes, limit: prepared.maxBytes });
+  budgets.upgrades = () => ({ bytes: upgrades.bytes, limit: queuedMaxBytes });
+  budgets.keyTables = () => {
+    const { recent, signatures } = keyTablesBytes();
+    return { bytes: recent + signatures, limit: 2 * keyTableBytesMax };
+  };
+  if (dictionaries !== undefined)
+    budgets.dictionaryVersions = () => ({ bytes: dictionaries.versionsBytes, limit: versionsBytesMax });
+  for (const name of ['store', 'near', 'purgeBook']) budgets[name] = () => cache?.budgets()[name];
 }
 
 /**
@@ -91,6 +132,11 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
     prepared: new PreparedHits(),
     cache,
   };
+  countBudgets(shared);
+  enrol(log.stats);
+  openTelemetry(log.stats);
+  const { registry, routes } = config.metrics;
+  if (registry !== undefined) registerOn(registry, () => log.stats.snapshot());
   const middleware = async function bufferMiddleware(ctx: Context, next: Next): Promise<void> {
     // An outer buffer() already reworks this request; a second pass would only redo its work.
     if (requestState(ctx)) return next();
@@ -112,6 +158,10 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
       state.failed = true; // a build that threw ends its flight with ERROR
       throw error;
     } finally {
+      if (state.cacheAnswer !== undefined) {
+        publishRequest(ctx);
+        if (routes !== undefined) countRoute(ctx, routes, log.stats);
+      }
       try {
         const finishing = finish(ctx, state.failed);
         if (finishing !== undefined) await finishing;
@@ -120,5 +170,13 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
       }
     }
   };
-  return Object.assign(middleware, { close: () => cache.closeStores() }, purgeMethods(cache, config.messages));
+  return Object.assign(
+    middleware,
+    {
+      close: () => cache.closeStores(),
+      stats: () => log.stats.snapshot(),
+      metrics: () => prometheusText(log.stats.snapshot()),
+    },
+    purgeMethods(cache, config.messages),
+  );
 }

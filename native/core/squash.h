@@ -1,5 +1,5 @@
-// native/core/squash.h: the HTML white-space squasher (docs/decisions.md,
-// "The HTML squasher"). Plain C++17: no N-API, no allocation, no exceptions.
+// native/core/squash.h: the HTML white-space squasher (docs/decisions/0005-squasher-white-space-rules.md
+// and 0021-html-squasher-stages-and-tables.md). Plain C++17: no N-API, no allocation, no exceptions.
 // The rules live one stage per file in native/core/squash/; the TypeScript
 // twin (src/native/twins/squash-html.ts and src/native/twins/squash/) has the
 // same files under the same names and gives the same bytes.

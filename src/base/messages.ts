@@ -75,6 +75,7 @@ export const defaultMessages = {
   option_memo_max_size: 'memoMaxSize must be a non-negative integer number of bytes',
   option_dictionaries: '%{problem}',
   option_logger: 'logger must be an object with debug(), info(), warn() and error()',
+  option_metrics: '%{problem}',
   option_messages: 'messages must be an object of texts by message key',
   lock_options_combined: 'cacheLock and cacheLockDir cannot be combined',
   adaptive_levels_combined:

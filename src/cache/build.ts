@@ -8,6 +8,7 @@
  * waiters answer by (503, stale-if-error, or their own run).
  */
 import type { Context } from 'koa';
+import { buildChannel, tracedEnd, tracedStart, type BuildMessage } from '../base/channels.ts';
 import { errorText } from '../base/describe.ts';
 import type { ResolvedOptions } from '../config/options.ts';
 import { requestHeaderLines } from '../http/headers.ts';
@@ -45,8 +46,13 @@ export const failedBuild = new Set<FlightFailure>(['TIMEOUT', 'ERROR', 'NO-ENTRY
  * from another's build) it is stored if it may be, and nobody waits for it.
  */
 export function startBuild(visit: Visit, flight: Flight | undefined, forward: Forward): void {
-  if (flight !== undefined) visit.runtime.log.debug('log_building', { key: visit.slot.key });
-  visit.build = { flight, forward, handedOver: false, answeredStale: false };
+  if (flight !== undefined) visit.runtime.log.debug('log_building', { key: visit.slot.key, url: visit.url });
+  const { stats } = visit.runtime.log;
+  stats.builds.started++;
+  // Every request that runs the action for the cache is a miss, whether it builds, runs alone or was passed.
+  stats.requests.miss++;
+  const traced = tracedStart(buildChannel, (): BuildMessage => ({ key: visit.slot.key, url: visit.url }));
+  visit.build = { flight, forward, handedOver: false, answeredStale: false, startedAt: performance.now(), traced };
   visit.builds = true;
 }
 
@@ -71,7 +77,13 @@ export function answerStaleOnFailure(ctx: Context, visit: Visit, error: unknown)
   for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
   replayEntry(ctx, visit, fallback);
   ctx.res.setHeader('x-cache', 'STALE');
-  statusStaleOnError(ctx, Date.now() - fallback.expires, detail, error === undefined ? status : undefined);
+  statusStaleOnError(
+    ctx,
+    runtime.log.stats,
+    Date.now() - fallback.expires,
+    detail,
+    error === undefined ? status : undefined,
+  );
   build.flight.settle({ failure: serverError });
   return true;
 }
@@ -104,7 +116,7 @@ export function handOver(
   beforeHeadIsSent(ctx.res, (head) => {
     if (head === undefined) {
       // The client left and Koa never sent the response: what the outer middleware would have added is unknown.
-      runtime.log.debug('log_not_stored', { key: slot.key, reason: 'ABANDONED' });
+      runtime.log.debug('log_not_stored', { key: slot.key, url: slot.url, reason: 'ABANDONED' });
       build.flight?.settle({ failure: abandoned });
       return undefined;
     }
@@ -124,14 +136,28 @@ export async function finishBuild(ctx: Context, visit: Visit, failed: boolean): 
   const build = visit.build;
   if (build === undefined || build.handedOver) return;
   const { flight } = build;
-  if (flight === undefined) return statusNotStored(ctx, failed ? 'ERROR' : 'NOT-BUFFERED');
+  timed(visit, failed ? 'failed' : 'not-stored', failed ? 'ERROR' : 'NOT-BUFFERED');
+  if (failed) visit.runtime.log.stats.builds.failed++;
+  if (flight === undefined) return statusNotStored(ctx, visit.runtime.log.stats, failed ? 'ERROR' : 'NOT-BUFFERED');
   if (!build.answeredStale) {
     const detail: FlightFailure = failed ? 'ERROR' : 'NOT-BUFFERED';
-    statusNotStored(ctx, detail);
+    statusNotStored(ctx, visit.runtime.log.stats, detail);
     if (detail === 'ERROR') flight.settle({ failure: detail });
     else await notStorable(visit, flight, detail);
   }
   await flight.close();
+}
+
+/** Records how long the build took and how it ended, once it is judged (stored, refused or failed). */
+function timed(visit: Visit, result: 'stored' | 'not-stored' | 'failed', detail?: string): void {
+  const build = visit.build;
+  if (build === undefined) return;
+  visit.runtime.log.stats.buildSeconds.observe((performance.now() - build.startedAt) / 1000);
+  const traced = build.traced;
+  if (traced === undefined) return;
+  traced.result = result;
+  traced.detail = detail;
+  tracedEnd(buildChannel, traced, result === 'failed' ? new Error(`the build failed: ${detail}`) : undefined);
 }
 
 /** A storable build: its waiters answered, then the entry written, then the lock released. */
@@ -144,6 +170,7 @@ async function stored(
 ): Promise<void> {
   const { options, slot } = visit;
   const { flight, forward } = visit.build!;
+  timed(visit, 'stored');
   const lifetime = lifetimeFor(response, options, handover.options);
   const made = withOrigin(ctx, visit, entryOf(response, lifetime), handover);
   if (made === undefined) return refused(ctx, visit, 'TAG', response.status);
@@ -154,16 +181,18 @@ async function stored(
   const written = await write(slot, sealed.value, storeMs(lifetime));
   // A refresh replaced an entry other processes may hold in their near caches.
   if (written && slot.notBefore > 0) await slot.purges?.announce();
-  if (written) statusStored(ctx, forward);
-  else statusNotStored(ctx, 'STORE-ERROR');
+  if (written) statusStored(ctx, visit.runtime.log.stats, forward);
+  else statusNotStored(ctx, visit.runtime.log.stats, 'STORE-ERROR');
   // After the write, so a watcher in another process that finds the lock free also finds the entry.
   await flight?.close();
 }
 
 /** A build that may not be stored, for `reason`: said so, and its waiters freed (a 5xx fails them instead). */
 function refused(ctx: Context, visit: Visit, reason: string, status: number): Promise<void> | undefined {
-  statusNotStored(ctx, reason);
-  visit.runtime.log.debug('log_not_stored', { key: visit.slot.key, reason });
+  timed(visit, 'not-stored', reason);
+  visit.runtime.log.stats.builds.notStorable++;
+  statusNotStored(ctx, visit.runtime.log.stats, reason);
+  visit.runtime.log.debug('log_not_stored', { key: visit.slot.key, url: visit.url, reason });
   const flight = visit.build?.flight;
   if (flight === undefined) return undefined;
   if (reason === 'STATUS' && status >= 500) {
@@ -194,7 +223,7 @@ function withOrigin(ctx: Context, visit: Visit, entry: CacheEntry, handover: Han
   // The options as resolved after the action: it may have set ctx.state.buffer.cacheTags after its miss.
   const tags = responseTags(handover.options.cacheTags, handover.tagHeader);
   if ('bad' in tags) {
-    runtime.log.error('log_cache_tag_invalid', { key: slot.key, tag: JSON.stringify(tags.bad) });
+    runtime.log.error('log_cache_tag_invalid', { key: slot.key, url: slot.url, tag: JSON.stringify(tags.bad) });
     return undefined;
   }
   entry.origin = { host: ctx.request.host.toLowerCase(), path: ctx.originalUrl, tags, since: visit.since };
@@ -205,8 +234,8 @@ function withOrigin(ctx: Context, visit: Visit, entry: CacheEntry, handover: Han
 function purgedMeanwhile(ctx: Context, visit: Visit, entry: CacheEntry): boolean {
   const purges = visit.slot.purges;
   if (purges === undefined || !purges.purgedNow(entry.origin, entry.created, visit.purgesSeen)) return false;
-  statusNotStored(ctx, 'PURGED');
-  visit.runtime.log.debug('log_not_stored', { key: visit.slot.key, reason: 'PURGED' });
+  statusNotStored(ctx, visit.runtime.log.stats, 'PURGED');
+  visit.runtime.log.debug('log_not_stored', { key: visit.slot.key, url: visit.url, reason: 'PURGED' });
   return true;
 }
 

@@ -24,6 +24,7 @@
  * `fwd-status` (2.3) the status the action answered.
  */
 import type { Context } from 'koa';
+import type { Stats } from '../base/stats.ts';
 
 /** The cache's name in the header (RFC 9211 2: the first member identifies the cache). */
 const cacheName = 'koa-buffer';
@@ -45,7 +46,8 @@ let hitSeconds = -1;
 let hitText = '';
 
 /** A fresh entry was replayed; `ttlMs` is what remains of its freshness. */
-export function statusHit(ctx: Context, ttlMs: number): void {
+export function statusHit(ctx: Context, stats: Stats, ttlMs: number): void {
+  stats.requests.hit++;
   const seconds = Math.floor(ttlMs / 1000);
   if (seconds !== hitSeconds) {
     hitSeconds = seconds;
@@ -55,7 +57,8 @@ export function statusHit(ctx: Context, ttlMs: number): void {
 }
 
 /** The cache was not consulted, for `detail`. */
-export function statusBypass(ctx: Context, detail: string): void {
+export function statusBypass(ctx: Context, stats: Stats, detail: string): void {
+  stats.bypassed(detail);
   put(ctx, `${cacheName}; fwd=bypass; detail=${detail}`);
 }
 
@@ -65,17 +68,21 @@ export function statusMiss(ctx: Context, forward: Forward): void {
 }
 
 /** The action's response was stored. */
-export function statusStored(ctx: Context, forward: Forward): void {
+export function statusStored(ctx: Context, stats: Stats, forward: Forward): void {
+  stats.requests.stored++;
   put(ctx, `${cacheName}; fwd=${forward}; stored`);
 }
 
 /** The action's response was not stored, for `detail` (`fwd=uri-miss; detail=…`). */
-export function statusNotStored(ctx: Context, detail: string): void {
+export function statusNotStored(ctx: Context, stats: Stats, detail: string): void {
+  stats.notStored(detail);
   put(ctx, `${cacheName}; fwd=uri-miss; detail=${detail}`);
 }
 
 /** Answered from another request's build. */
-export function statusCollapsed(ctx: Context): void {
+export function statusCollapsed(ctx: Context, stats: Stats): void {
+  stats.requests.collapsed++;
+  stats.waiters.woken++;
   put(ctx, `${cacheName}; fwd=miss; collapsed`);
 }
 
@@ -90,12 +97,14 @@ function staleTtl(overMs: number): number {
 }
 
 /** An entry past its TTL was answered while a background refresh runs; `overMs` is how long it has been stale. */
-export function statusStale(ctx: Context, overMs: number): void {
+export function statusStale(ctx: Context, stats: Stats, overMs: number): void {
+  stats.requests.stale++;
   put(ctx, `${cacheName}; hit; fwd=stale; ttl=${staleTtl(overMs)}`);
 }
 
 /** An entry past its TTL was answered because its build failed for `detail` (with the action's 5xx `status`). */
-export function statusStaleOnError(ctx: Context, overMs: number, detail: string, status?: number): void {
+export function statusStaleOnError(ctx: Context, stats: Stats, overMs: number, detail: string, status?: number): void {
+  stats.requests.staleOnError++;
   const forwarded = status === undefined ? '' : `; fwd-status=${status}`;
   put(ctx, `${cacheName}; hit; fwd=stale${forwarded}; ttl=${staleTtl(overMs)}; detail=${detail}`);
 }

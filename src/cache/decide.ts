@@ -19,7 +19,7 @@
  * window was found is answered from that entry (docs/architecture.md, "Stale entries").
  */
 import type { Context } from 'koa';
-import { errorText } from '../base/describe.ts';
+import { tracedEnd, tracedStart, waitChannel, type WaitMessage } from '../base/channels.ts';
 import type { ResolvedOptions } from '../config/options.ts';
 import { requestHeaderLines } from '../http/headers.ts';
 import { abandoned, failedBuild, hitForMiss, startBuild } from './build.ts';
@@ -40,6 +40,7 @@ import { lookup, type Lookup, type Slot } from './hit/lookup.ts';
 import { replayEntry, retryLater } from './hit/replay.ts';
 import { ambiguousCookie, cacheKeyOf } from './key.ts';
 import { revalidate, revalidatedKey } from './revalidate.ts';
+import { storeBackend } from './backends.ts';
 import type { CacheRuntime } from './runtime.ts';
 import { openVisit, type Visit } from './visit.ts';
 
@@ -54,27 +55,37 @@ export function decide(ctx: Context, runtime: CacheRuntime, options: ResolvedOpt
   // One clock read serves the environment switches, freshness, staleness and the hit's ttl.
   const now = Date.now();
   const bypass = bypassReason(ctx, options.cache !== undefined, now, options);
-  if (bypass !== undefined) return bypassed(ctx, bypass);
+  if (bypass !== undefined) return bypassed(ctx, runtime, bypass);
   // A varyBy set for this response that is not a list of header names: keying on the URL alone would share the page.
-  if (options.varyByRefused) return bypassed(ctx, 'VARYBY');
+  if (options.varyByRefused) return bypassed(ctx, runtime, 'VARYBY');
   const store = runtime.storeFor(options.cache);
-  if (store === undefined) return bypassed(ctx, 'CACHE-OFF');
-  if ('error' in store) return bypassed(ctx, 'STORE-ERROR');
+  if (store === undefined) return bypassed(ctx, runtime, 'CACHE-OFF');
+  if ('error' in store) return bypassed(ctx, runtime, 'STORE-ERROR');
   // A stale-while-revalidate refresh (revalidate.ts) rebuilds the key of the visitor that started it.
   const revalidating = revalidatedKey(ctx);
   let key: string | typeof ambiguousCookie;
   try {
     key = revalidating ?? cacheKeyOf(ctx, options);
   } catch (error) {
-    runtime.log.error('log_cache_key_failed', { error: errorText(error) });
-    return bypassed(ctx, 'KEY-ERROR');
+    runtime.log.error('log_cache_key_failed', { error: error });
+    return bypassed(ctx, runtime, 'KEY-ERROR');
   }
   // A session cookie named twice (or spelled so readers differ) could file one visitor's page under another's key.
-  if (key === ambiguousCookie) return bypassed(ctx, 'COOKIE');
+  if (key === ambiguousCookie) return bypassed(ctx, runtime, 'COOKIE');
   // 'refresh': the stored entry is not looked at; the request rebuilds it through the flight.
   const refresh = options.cacheRequestNoCache === 'refresh' && requestRefusesStored(ctx.request.headers);
   const purges = runtime.bookFor(store);
-  const slot: Slot = { store, key, options, log: runtime.log, notBefore: refresh ? now : 0, purges };
+  const slot: Slot = {
+    store,
+    key,
+    url: `${ctx.request.host}${ctx.originalUrl}`,
+    options,
+    log: runtime.log,
+    notBefore: refresh ? now : 0,
+    purges,
+    backend: storeBackend(store),
+    calls: runtime.storeCalls(store),
+  };
   const visit = openVisit(ctx, runtime, options, slot, now);
   if (revalidating !== undefined) return fly(ctx, visit, 'stale');
   if (refresh) return afterLookup(ctx, visit, refreshing);
@@ -85,8 +96,8 @@ export function decide(ctx: Context, runtime: CacheRuntime, options: ResolvedOpt
 function afterLookup(ctx: Context, visit: Visit, seen: Lookup): boolean | Promise<boolean> {
   const { runtime, options, slot } = visit;
   if ('error' in seen) {
-    runtime.log.error('log_cache_get_failed', { key: slot.key, error: errorText(seen.error) });
-    return bypassed(ctx, 'STORE-ERROR');
+    runtime.log.error('log_cache_get_failed', { key: slot.key, url: slot.url, error: seen.error });
+    return bypassed(ctx, runtime, 'STORE-ERROR');
   }
   if ('found' in seen) return hit(ctx, visit, seen.found, seen.at);
   if ('stale' in seen) return staleHit(ctx, visit, seen.stale, seen.at);
@@ -104,16 +115,17 @@ function afterLookup(ctx: Context, visit: Visit, seen: Lookup): boolean | Promis
 /** What a refresh looks up: nothing, it goes to the action (or joins the build under way). */
 const refreshing: Lookup = { miss: 'request' };
 
-function bypassed(ctx: Context, detail: string): false {
-  statusBypass(ctx, detail);
+function bypassed(ctx: Context, runtime: CacheRuntime, detail: string): false {
+  statusBypass(ctx, runtime.log.stats, detail);
   return false;
 }
 
 /** A fresh entry, found fresh at `at`: replayed, and named to the pipeline, which may give its earlier answer again. */
 function hit(ctx: Context, visit: Visit, entry: CacheEntry, at: number): true {
   replayEntry(ctx, visit, entry);
-  statusHit(ctx, remainingMs(entry, at));
-  visit.runtime.log.debug('log_cache_hit', { key: visit.slot.key });
+  visit.runtime.log.stats.hitSeconds.observe((performance.now() - visit.askedAt) / 1000);
+  statusHit(ctx, visit.runtime.log.stats, remainingMs(entry, at));
+  visit.runtime.log.debug('log_cache_hit', { key: visit.slot.key, url: visit.url });
   visit.hitKey = visit.slot.key;
   visit.hitEntry = entry;
   return true;
@@ -124,8 +136,8 @@ function staleHit(ctx: Context, visit: Visit, entry: CacheEntry, at: number): tr
   const { runtime, slot } = visit;
   replayEntry(ctx, visit, entry);
   ctx.res.setHeader('x-cache', 'STALE');
-  statusStale(ctx, at - entry.expires);
-  runtime.log.debug('log_cache_stale', { key: slot.key });
+  statusStale(ctx, runtime.log.stats, at - entry.expires);
+  runtime.log.debug('log_cache_stale', { key: slot.key, url: slot.url });
   revalidate(ctx, runtime, slot.key);
   return true;
 }
@@ -138,27 +150,29 @@ async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolea
   const joined = runtime.table.get(slot.key);
   if (joined !== undefined) {
     // Another request of this process builds (or watches) the key.
-    runtime.log.debug('log_waiting', { key: slot.key });
-    return answer(ctx, visit, await joined.done, forward);
+    runtime.log.debug('log_waiting', { key: slot.key, url: slot.url });
+    return answer(ctx, visit, await waited(visit, joined.done), forward);
   }
   const flight = new Flight(runtime, slot, options.cacheLockTimeout * 1000);
   if (runtime.lock !== undefined) {
     const taken = await flight.takeLock();
     if (taken === 'busy' && flight.outcome === undefined) {
       // Another process builds; this request watches the shared store for the process.
-      runtime.log.debug('log_waiting_worker', { key: slot.key });
-      const turn = await flight.watch(options.cacheWaitFailure);
+      runtime.log.debug('log_waiting_worker', { key: slot.key, url: slot.url });
+      const turn = await waited(visit, flight.watch(options.cacheWaitFailure));
       if (turn !== 'build') return answer(ctx, visit, turn, forward);
       startBuild(visit, flight, forward);
       return false;
     }
     // A failing backend never stops a build: this process builds with its own flight (docs/decisions/0010-locks.md).
-    if (typeof taken === 'object') runtime.log.error('log_lock_failed', { key: slot.key, error: taken.error });
+    if (typeof taken === 'object')
+      runtime.log.error('log_lock_failed', { key: slot.key, url: slot.url, error: taken.error });
   }
   if (flight.outcome === undefined) {
     // lua-resty-lock's step 3: a page stored between the miss and the lock is replayed, not rebuilt.
     const again = await lookup(slot);
-    if ('error' in again) runtime.log.error('log_cache_get_failed', { key: slot.key, error: errorText(again.error) });
+    if ('error' in again)
+      runtime.log.error('log_cache_get_failed', { key: slot.key, url: slot.url, error: again.error });
     if ('found' in again && flight.settle({ entry: again.found })) {
       await flight.close();
       return hit(ctx, visit, again.found, Date.now());
@@ -173,6 +187,31 @@ async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolea
   if (flight.outcome !== undefined) return answer(ctx, visit, flight.outcome, forward);
   startBuild(visit, flight, forward);
   return false;
+}
+
+/** Counts a wait for another build and how long it took. */
+async function waited<T extends Outcome | 'build'>(visit: Visit, outcome: Promise<T>): Promise<T> {
+  const stats = visit.runtime.log.stats;
+  stats.waiters.waited++;
+  const started = performance.now();
+  const traced = tracedStart(waitChannel, (): WaitMessage => ({ key: visit.slot.key, url: visit.url }));
+  let ended: Outcome | 'build' | undefined;
+  try {
+    const got = await outcome;
+    ended = got;
+    return got;
+  } finally {
+    stats.waitSeconds.observe((performance.now() - started) / 1000);
+    if (traced !== undefined) traced.result = waitResult(ended);
+    tracedEnd(waitChannel, traced);
+  }
+}
+
+/** How a wait ended, for its trace. */
+function waitResult(ended: Outcome | 'build' | undefined): string {
+  if (ended === undefined) return 'ERROR';
+  if (ended === 'build') return 'build';
+  return 'failure' in ended ? ended.failure : 'answered';
 }
 
 /**
@@ -200,7 +239,7 @@ function answer(ctx: Context, visit: Visit, outcome: Outcome, forward: Forward):
       if (requestHeaderLines(ctx, name) !== value) return passed(visit, 'VARY', 'log_pass');
   }
   replayEntry(ctx, visit, outcome.entry);
-  statusCollapsed(ctx);
+  statusCollapsed(ctx, visit.runtime.log.stats);
   return true;
 }
 
@@ -210,7 +249,8 @@ function answer(ctx: Context, visit: Visit, outcome: Outcome, forward: Forward):
  * like a miss without single flight, and its own response is stored if it may be.
  */
 function passed(visit: Visit, detail: string, key: 'log_pass' | 'log_hit_for_miss'): false {
-  visit.runtime.log.debug(key, { key: visit.slot.key, detail });
+  visit.runtime.log.debug(key, { key: visit.slot.key, url: visit.url, detail });
+  if (key === 'log_pass') visit.runtime.log.stats.waiters.ranAction++;
   return solo(visit, 'miss');
 }
 
@@ -221,13 +261,18 @@ function waitFailed(ctx: Context, visit: Visit, detail: FlightFailure): boolean 
     // stale-if-error: the entry found past its TTL is better than a 503.
     replayEntry(ctx, visit, fallback);
     ctx.res.setHeader('x-cache', 'STALE');
-    statusStaleOnError(ctx, Date.now() - fallback.expires, detail);
-    runtime.log.debug('log_stale_if_error', { key: slot.key, detail });
+    statusStaleOnError(ctx, runtime.log.stats, Date.now() - fallback.expires, detail);
+    runtime.log.debug('log_stale_if_error', { key: slot.key, url: slot.url, detail });
     return true;
   }
   statusCollapsedFailed(ctx, detail);
-  if (options.cacheWaitFailure === 'run') return solo(visit, 'miss');
-  runtime.log.debug('log_gave_up', { key: slot.key, detail });
+  if (options.cacheWaitFailure === 'run') {
+    runtime.log.stats.waiters.ranAction++;
+    return solo(visit, 'miss');
+  }
+  runtime.log.stats.waiters.refused++;
+  runtime.log.stats.requests.failed++;
+  runtime.log.debug('log_gave_up', { key: slot.key, url: slot.url, detail });
   retryLater(ctx, runtime.log.messages, detail === 'TIMEOUT' ? 'retry_later' : 'retry_later_failed');
   return true;
 }

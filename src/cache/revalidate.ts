@@ -15,7 +15,6 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Context, Middleware } from 'koa';
-import { errorText } from '../base/describe.ts';
 import type { CacheRuntime } from './runtime.ts';
 
 /** Marks the refresh's own request; its value is the key to rebuild. */
@@ -66,7 +65,7 @@ export function revalidate(ctx: Context, runtime: CacheRuntime, key: string): vo
   if (runtime.revalidating.has(key) || runtime.table.has(key)) return;
   runtime.revalidating.add(key);
   runtime.log.debug('log_revalidating', { key });
-  const failed = (error: unknown): void => runtime.log.error('log_revalidate_failed', { key, error: errorText(error) });
+  const failed = (error: unknown): void => runtime.log.error('log_revalidate_failed', { key, error: error });
   let request: MaybeRevalidation;
   try {
     request = refreshRequest(ctx, key);

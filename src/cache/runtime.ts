@@ -19,7 +19,9 @@ import { RedisStore } from './stores/redis.ts';
 import { resolveStore } from './stores/resolve.ts';
 import { SqliteStore } from './stores/sqlite.ts';
 import { bounded } from '../base/bounded.ts';
-import { PurgeBook } from './purge/book.ts';
+import type { Budget, CallCounts } from '../base/stats.ts';
+import { storeBackend } from './backends.ts';
+import { ownBytesMax, PurgeBook, readBytesMax } from './purge/book.ts';
 import { NearStore } from './stores/near.ts';
 
 /** After a store failed to open, how long requests bypass it before it is tried again, ms. */
@@ -47,6 +49,9 @@ export class CacheRuntime implements FlightContext {
   /** Near caches in front of the shared stores made from the user's objects (an ioredis client), by store. */
   readonly #nearOf = new WeakMap<CacheStore, NearStore>();
   readonly #nearBytes: number;
+  readonly #callsOf = new WeakMap<CacheStore, CallCounts>();
+  /** Every near cache made, for the budget readings (one per shared store: a handful at most). */
+  readonly #nears = new Set<NearStore>();
   readonly #syncMs: number;
   readonly #storeTimeoutMs: number;
 
@@ -113,6 +118,7 @@ export class CacheRuntime implements FlightContext {
   async closeStores(): Promise<void> {
     const stores = [...this.#stores.values()];
     this.#stores.clear();
+    for (const store of stores) if (store instanceof NearStore) this.#nears.delete(store);
     for (const book of this.#books.values()) book.close();
     this.#books.clear();
     this.#lastStore = this.#lastBook = undefined;
@@ -155,8 +161,36 @@ export class CacheRuntime implements FlightContext {
   #nearFor(store: CacheStore): CacheStore {
     if (this.#nearBytes === 0 || !(store instanceof SqliteStore || store instanceof RedisStore)) return store;
     let near = this.#nearOf.get(store);
-    if (near === undefined) this.#nearOf.set(store, (near = new NearStore(store, this.#nearBytes)));
+    if (near === undefined) {
+      this.#nearOf.set(store, (near = new NearStore(store, this.#nearBytes)));
+      this.#nears.add(near);
+    }
     return near;
+  }
+
+  /**
+   * The bytes the stores this middleware opened hold in this process: the
+   * in-memory store (`cache: true`), the near caches in front of shared
+   * stores, and the purge books, each against its bound.
+   */
+  budgets(): Record<string, Budget> {
+    const out: Record<string, Budget> = {};
+    const add = (name: string, bytes: number, limit: number): void => {
+      const known = out[name];
+      out[name] = { bytes: (known?.bytes ?? 0) + bytes, limit: (known?.limit ?? 0) + limit };
+    };
+    for (const store of this.#stores.values())
+      if (store instanceof MemoryStore) add('store', store.bytes, store.maxBytes);
+    for (const near of this.#nears) add('near', near.bytes, near.maxBytes);
+    for (const book of this.#books.values()) add('purgeBook', book.bytes, readBytesMax + ownBytesMax);
+    return out;
+  }
+
+  /** The call counters of a store `storeFor` returned, by its backend (backends.ts). */
+  storeCalls(store: CacheStore): CallCounts {
+    let counts = this.#callsOf.get(store);
+    if (counts === undefined) this.#callsOf.set(store, (counts = this.log.stats.storeCalls(storeBackend(store))));
+    return counts;
   }
 
   /**
@@ -174,7 +208,8 @@ export class CacheRuntime implements FlightContext {
       const shared = !(behind instanceof MemoryStore || behind instanceof LruCacheStore || behind instanceof Map);
       const bound = async (call: () => unknown): Promise<unknown> =>
         bounded(call, this.#storeTimeoutMs, 'cache purge generation');
-      book = new PurgeBook(behind, shared, this.#syncMs, () => near?.clear(), bound);
+      const seen = (seconds: number): void => this.log.stats.purgeSeenSeconds.observe(seconds);
+      book = new PurgeBook(behind, shared, this.#syncMs, () => near?.clear(), bound, seen);
       this.#books.set(store, book);
     }
     this.#lastStore = store;

@@ -15,7 +15,6 @@
  * here finds it on the context.
  */
 import type { Context } from 'koa';
-import { errorText } from '../base/describe.ts';
 import type { ResolvedOptions } from '../config/options.ts';
 import { answerStaleOnFailure, finishBuild, handOver, type Handover } from './build.ts';
 import { decide } from './decide.ts';
@@ -38,7 +37,7 @@ export type { StoreableResponse } from './storable.ts';
 export function lookup(ctx: Context, runtime: CacheRuntime, options: ResolvedOptions): Promise<boolean> {
   // Never a failed request: whatever went wrong (a corrupt entry's header, a bug), the action runs.
   const failed = (error: unknown): false => {
-    runtime.log.error('log_cache_get_failed', { key: 'for this request', error: errorText(error) });
+    runtime.log.error('log_cache_get_failed', { key: 'for this request', error: error });
     return false;
   };
   try {

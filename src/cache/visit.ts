@@ -11,6 +11,7 @@
  * (docs/decisions/0009-hit-path-is-measured.md).
  */
 import type { Context } from 'koa';
+import type { BuildMessage } from '../base/channels.ts';
 import type { ResolvedOptions } from '../config/options.ts';
 import type { Forward } from './cache-status.ts';
 import type { CacheEntry } from './entry.ts';
@@ -42,6 +43,10 @@ export interface Build {
   handedOver: boolean;
   /** True when the build failed and its stale-if-error entry was answered instead. */
   answeredStale: boolean;
+  /** performance.now() when it began: its duration goes into the build-time histogram. */
+  readonly startedAt: number;
+  /** Its trace on the `koa-buffer:build` channel, when anyone listens. */
+  readonly traced: BuildMessage | undefined;
 }
 
 /** One request's view of the cache. It holds no context: what a flight or lock keeps refers to it, never to the request. */
@@ -53,6 +58,10 @@ export interface Visit extends CacheFacts {
   readonly since: number;
   /** This process's purge count then (purge/book.ts). */
   readonly purgesSeen: number;
+  /** performance.now() when the request asked: a hit's latency runs from here. */
+  readonly askedAt: number;
+  /** The request's host and URL, for log lines and traces. */
+  readonly url: string;
   /** An entry past its TTL within its stale-if-error window, answered if the build fails. */
   fallback: CacheEntry | undefined;
   replayed: boolean;
@@ -85,6 +94,8 @@ export function openVisit(
     slot,
     since: now,
     purgesSeen: slot.purges?.sequence ?? 0,
+    askedAt: performance.now(),
+    url: slot.url,
     fallback: undefined,
     replayed: false,
     builds: false,

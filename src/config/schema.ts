@@ -16,6 +16,7 @@ import type { CacheStore } from '../base/store.ts';
 import { defaultLogger, isLogger, type Logger } from '../base/logger.ts';
 import { builtinMessages, isMessageOverrides, type MessageOverrides, type Messages } from '../base/messages.ts';
 import type { CacheLock } from '../locks/protocol.ts';
+import { metricsProblem, resolveMetrics, type MetricsOption, type ResolvedMetrics } from '../observe/metrics-option.ts';
 import { defaultEncodings, defaultLevels } from '../http/codings.ts';
 import { isLastModifiedOption, type LastModifiedOption, type MtimeCache } from '../http/last-modified.ts';
 import {
@@ -526,6 +527,18 @@ export const schema = {
     doc: 'bytes of the representation memo; `0` off',
     default: defaultMemoMaxSize,
     check: { key: 'option_memo_max_size', ok: (v) => isNil(v) || isNonNegativeInteger(v) },
+  }),
+  /**
+   * Metrics beyond `mw.stats()` and `mw.metrics()`: `registry`, a prom-client
+   * `Registry` to register koa-buffer's metrics on; `routes`, at most 100 route
+   * names (as @koa/router matched them) to count requests by, every other
+   * route counting as `other` (no label takes its values from requests).
+   */
+  metrics: registrationRow<MetricsOption, ResolvedMetrics>({
+    doc: 'a prom-client `Registry` to register on, and route names to count requests by',
+    default: resolveMetrics(undefined),
+    check: { key: 'option_metrics', ok: (v) => metricsProblem(v) === undefined, problem: metricsProblem },
+    resolve: (value) => resolveMetrics(value),
   }),
   /** Message overrides by catalog key: a text, or variants by count or gender. */
   messages: registrationRow<MessageOverrides, Messages>({

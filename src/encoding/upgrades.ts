@@ -17,6 +17,7 @@
  *   sighting. A failed upgrade, or one no smaller than the cold bytes, is
  *   remembered as "no gain" there, so it is not retried.
  */
+import { upgradeChannel, type UpgradeMessage } from '../base/channels.ts';
 import type { ServerResponse } from 'node:http';
 import { finished } from 'node:stream';
 import type { DecisionLog } from '../base/decision-log.ts';
@@ -53,6 +54,18 @@ interface Job {
 let sharedThread: UpgradeThread | undefined;
 
 /** The upgrade queue of one `buffer()` middleware. */
+/** Publishes what became of an upgrade on `koa-buffer:upgrade`, when anyone listens. */
+function published(
+  result: UpgradeMessage['result'],
+  coding: string,
+  level: number,
+  size: number,
+  done?: Pick<UpgradeMessage, 'compressedSize' | 'seconds'>,
+): void {
+  if (upgradeChannel.hasSubscribers)
+    upgradeChannel.publish({ result, coding, level, size, ...done } satisfies UpgradeMessage);
+}
+
 export class Upgrades {
   readonly #memo: RepresentationMemo;
   readonly #log: DecisionLog;
@@ -70,6 +83,11 @@ export class Upgrades {
   /** Whether the upgrade of entity `md5` to `coding` at `level` waits or runs. */
   waits(md5: string, coding: Coding, level: number): boolean {
     return this.#keys.has(`${md5}\0${coding}\0${level}`);
+  }
+
+  /** Bytes of the bodies waiting or under way (at most {@link queuedMaxBytes}). */
+  get bytes(): number {
+    return this.#bytes;
   }
 
   /** Bodies waiting or under way. */
@@ -95,7 +113,12 @@ export class Upgrades {
     if (!this.#memo.enabled || entity.length > upgradeMaxSize) return false;
     const key = `${md5}\0${coding}\0${level}`;
     if (this.#keys.has(key)) return true;
-    if (this.#queue.length >= queuedMax || this.#bytes + entity.length > queuedMaxBytes) return false;
+    if (this.#queue.length >= queuedMax || this.#bytes + entity.length > queuedMaxBytes) {
+      this.#log.stats.upgrades.dropped++;
+      published('dropped', coding, level, entity.length);
+      return false;
+    }
+    this.#log.stats.upgrades.queued++;
     this.#queue.push({ key, md5, entity, coding, level, coldSize });
     this.#keys.add(key);
     this.#bytes += entity.length;
@@ -113,10 +136,16 @@ export class Upgrades {
   async #drain(): Promise<void> {
     sharedThread ??= new UpgradeThread();
     for (let job = this.#queue.shift(); job !== undefined; job = this.#queue.shift()) {
+      const started = performance.now();
       try {
         const bytes = await sharedThread.compress(job.entity, job.coding, job.level);
         const smaller = bytes.length < job.coldSize;
         this.#memo.remember(job.md5, job.coding, job.level, smaller ? bytes : null);
+        this.#log.stats.upgrades.done++;
+        published('done', job.coding, job.level, job.entity.length, {
+          compressedSize: bytes.length,
+          seconds: (performance.now() - started) / 1000,
+        });
         this.#log.debug('log_upgraded', {
           size: job.entity.length,
           compressedSize: bytes.length,
@@ -127,6 +156,8 @@ export class Upgrades {
         });
       } catch (error) {
         this.#memo.remember(job.md5, job.coding, job.level, null);
+        this.#log.stats.upgrades.failed++;
+        published('failed', job.coding, job.level, job.entity.length);
         this.#log.error('log_upgrade_failed', {
           size: job.entity.length,
           coding: job.coding,

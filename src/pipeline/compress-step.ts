@@ -60,7 +60,11 @@ async function encoded(work: Work, coding: Coding, level: number, shared: Shared
     if (known !== undefined) return known;
   }
   const run = async (): Promise<Buffer | null> => {
+    const started = performance.now();
     const { bytes, mode } = await compress(work.entity, coding, level);
+    const compression = shared.log.stats.compression;
+    compression.calls++;
+    compression.seconds += (performance.now() - started) / 1000;
     shared.log.debug('log_compressed', { size: work.entity.length, compressedSize: bytes.length, coding, level, mode });
     return bytes.length < work.entity.length ? bytes : null;
   };

@@ -13,7 +13,7 @@ import type { Context } from 'koa';
 import { facts, type CacheFacts } from '../cache/seam.ts';
 import { httpDate } from '../http/last-modified.ts';
 import { mayAnswerAgain } from './replay/inputs.ts';
-import { endRecording, type Recording } from './replay/prepared-answer.ts';
+import { endRecording, isGiven, type Prepared, type Recording } from './replay/prepared-answer.ts';
 import type { RequestState } from './state.ts';
 import { steps } from './steps.ts';
 import { respondWithStream } from './stream.ts';
@@ -32,8 +32,12 @@ export function respond(ctx: Context, state: RequestState, shared: Shared): Prom
   let recording: Recording | undefined;
   // A cache hit the pipeline has answered before, for the very same inputs, is answered as it was then.
   if (cache?.hitKey !== undefined && mayAnswerAgain(ctx, state, shared.dictionaries)) {
-    const prepared = shared.prepared.answer(ctx, cache.hitKey, cache.hitEntry!);
-    if (prepared === true) return undefined;
+    const entry = cache.hitEntry!;
+    const prepared = shared.prepared.answer(ctx, cache.hitKey, entry);
+    if (prepared !== undefined && isGiven(prepared)) {
+      shared.log.stats.sent(prepared.coding, entry.body.length, prepared.body.length);
+      return undefined;
+    }
     recording = prepared;
   }
   const work = check(ctx, state, cache, shared);
@@ -57,7 +61,10 @@ async function rework(
   if (recording === undefined && answersFromMemo(cache, shared)) {
     const answered = answeredFromMemo(work, shared);
     const outcome = answered instanceof Promise ? await answered : answered;
-    if (outcome === true) return;
+    if (outcome !== undefined && isGiven(outcome)) {
+      shared.log.stats.sent(outcome.coding, work.entity.length, outcome.body.length);
+      return;
+    }
     recording = outcome;
   }
   for (const step of steps) if (!(await step(work, shared))) break;
@@ -71,24 +78,26 @@ function answersFromMemo(cache: CacheFacts | undefined, shared: Shared): boolean
 
 /**
  * A body the memo recognises, in a request whose inputs are those of the
- * last answer to it, gets that answer again (replay/memo-answers.ts): true
- * when it did; else the recording of this run, or undefined.
+ * last answer to it, gets that answer again (replay/memo-answers.ts): the
+ * answer given; else the recording of this run, or undefined.
  */
 function answeredFromMemo(
   work: Work,
   shared: Shared,
-): true | Recording | undefined | Promise<true | Recording | undefined> {
+): Prepared | Recording | undefined | Promise<Prepared | Recording | undefined> {
   const { ctx, state, options } = work;
   if (!mayAnswerAgain(ctx, state, shared.dictionaries)) return undefined;
   chooseVariant(work, squashed(work));
   const found = recall(work, shared);
   return found instanceof Promise ? found.then(answerWith) : answerWith(found);
 
-  function answerWith(known: KnownEntity | undefined): true | Recording | undefined | Promise<true | Recording> {
+  function answerWith(
+    known: KnownEntity | undefined,
+  ): Prepared | Recording | undefined | Promise<Prepared | Recording> {
     if (known === undefined) return undefined;
     // The Last-Modified VALIDATE would set now: an answer that set another is out of date.
     const seconds = generatedLastModified(ctx, options);
-    const answer = (at: number | undefined): true | Recording =>
+    const answer = (at: number | undefined): Prepared | Recording =>
       shared.answers.answer(ctx, known, at === undefined ? undefined : httpDate(at));
     return seconds instanceof Promise ? seconds.then(answer) : answer(seconds);
   }

@@ -81,18 +81,26 @@ export function requestState(ctx: Context): RequestState | undefined {
   return (ctx as WithState)[stateKey];
 }
 
+/** A request's state as it starts: the options are the `buffer()` options until resolved for the response. */
+class FreshState implements RequestState {
+  options: ResolvedOptions | undefined;
+  refusalsLogged: RequestState['refusalsLogged'] = undefined;
+  cacheAnswer: Promise<boolean> | undefined = undefined;
+  failed = false;
+  upgradeWaits: (() => boolean) | undefined = undefined;
+  tagHeader: string | undefined = undefined;
+
+  constructor(
+    readonly config: ResolvedOptions,
+    readonly cache: CacheRuntime | undefined,
+  ) {
+    this.options = config;
+  }
+}
+
 /** Starts the state of a request. */
 export function openState(ctx: Context, config: ResolvedOptions, cache: CacheRuntime | undefined): RequestState {
-  const state: RequestState = {
-    config,
-    options: config,
-    refusalsLogged: undefined,
-    cache,
-    cacheAnswer: undefined,
-    failed: false,
-    upgradeWaits: undefined,
-    tagHeader: undefined,
-  };
+  const state = new FreshState(config, cache);
   (ctx as WithState)[stateKey] = state;
   return state;
 }

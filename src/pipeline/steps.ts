@@ -24,10 +24,11 @@ const store: Step = async (work) => {
   return true;
 };
 
-const send: Step = (work) => {
+const send: Step = (work, shared) => {
   // Koa sets Content-Length from a Buffer body, unless Transfer-Encoding is set.
   work.ctx.response.remove('Transfer-Encoding');
   work.ctx.response.body = work.payload;
+  shared.log.stats.sent(work.coding, work.entity.length, work.payload.length);
   return true;
 };
 

@@ -135,12 +135,14 @@ export async function respondWithStream(stream: Readable, response: StreamRespon
     const notModified = notModifiedNow(ctx, true);
     if (notModified !== undefined) {
       log.debug('log_not_modified', { reason: notModified });
+      log.stats.notModified++;
       // Koa drops the body of a 304; the unread stream is destroyed now, freeing its descriptor.
       ctx.response.status = 304;
       stream.destroy();
       return;
     }
   }
+  log.stats.streamed[coding] = (log.stats.streamed[coding] ?? 0) + 1;
   if (coding === 'identity') {
     log.debug('log_stream_identity', { reason: reason ?? 'identity' });
     return;

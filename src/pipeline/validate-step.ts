@@ -58,6 +58,7 @@ export const validate: Step = async (work, shared) => {
   const reason = notModifiedNow(ctx, options.trustLastModified);
   if (reason === undefined) return true;
   shared.log.debug('log_not_modified', { reason });
+  shared.log.stats.notModified++;
   // Koa drops the body, Content-Type and Content-Length of a 304; the coding goes too.
   // ETag, Last-Modified, Vary, Cache-Control, Content-Location, Expires and Date stay (RFC 9110 15.4.5).
   ctx.response.status = 304;

@@ -27,8 +27,11 @@ const publicValues = [
   'RedisLock',
   'buffer',
   'bufferSection',
+  'clusterMetrics',
+  'clusterStats',
   'defaultMessages',
   'md5',
+  'prometheusContentType',
   'squashHtml',
 ];
 

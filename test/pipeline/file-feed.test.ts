@@ -115,6 +115,7 @@ test.serial(
       after = fdCount();
     }
     t.true(after <= before, `descriptors before ${before}, after ${after}`);
-    t.true(logger.count(/EISDIR/) >= 10, 'the read failures are logged');
+    // Twenty failures within a second: the first is written, the rest folded into the next line's count.
+    t.true(logger.count(/EISDIR/) >= 1, 'the read failures are logged');
   },
 );

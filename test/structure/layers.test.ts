@@ -24,6 +24,7 @@ const src = join(root, 'src');
 export const ranks: Readonly<Record<string, number>> = {
   base: 1,
   native: 2,
+  observe: 2,
   locks: 3,
   http: 3,
   config: 4,

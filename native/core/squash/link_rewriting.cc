@@ -33,7 +33,7 @@ inline size_t authority_start(const u8* v, size_t n, request_scheme scheme) noex
 // p is the request path and a query is present → ?q#f. Anything else is
 // kept, and so is a link whose path, alone, would read as another host:
 // "//x", "/\x", "/<tab or line feed>/x" (URL parsing treats a backslash as
-// '/' and drops tabs and line feeds), test/regression/squash-link-double-slash.test.ts.
+// '/' and drops tabs and line feeds), test/native/squash/squash-link-double-slash.test.ts.
 size_t rewrite_url(const u8* v, size_t n, u8* out, size_t o, const link_target& t) noexcept {
   const auto emit = [&](const u8* a, size_t k) {
     std::memcpy(out + o, a, k);

@@ -29,11 +29,27 @@ inline bool script_word(const u8* in, size_t len, size_t from, size_t* after) no
   return r - from == 6 && ieq(in + from, "script", 6);
 }
 
+// Past a word of letters at `from` in the escaped script states: *q moves past
+// it (and past the delimiter after it), and the state becomes `on_script` when
+// the word is "script" followed by a delimiter, else `otherwise`. False when the
+// letters run to the end of the input.
+template <typename State>
+inline bool past_word(const u8* in, size_t len, size_t from, size_t* q, State* s, State on_script,
+                      State otherwise) noexcept {
+  size_t r;
+  const bool script = script_word(in, len, from, &r);
+  if (r == len) return false;
+  const bool delim = is_end_delim(in[r]);
+  *s = delim && script ? on_script : otherwise;
+  *q = delim ? r + 1 : r;
+  return true;
+}
+
 // The end of script content: the tokenizer's script data states, with the
 // "<!--" escape and the "<script>" double escape inside it, in which
 // "</script>" does not end the element.
 size_t script_end(const u8* in, size_t len, size_t q) noexcept {
-  enum { data, esc, esc_dash, esc_dash_dash, desc, desc_dash, desc_dash_dash } s = data;
+  enum state { data, esc, esc_dash, esc_dash_dash, desc, desc_dash, desc_dash_dash } s = data;
   while (q < len) {
     if (s == data) {
       q = find_byte(in, q, len, '<');
@@ -56,24 +72,14 @@ size_t script_end(const u8* in, size_t len, size_t q) noexcept {
           s = esc;
           q += 2;
         } else if (next && is_alpha(in[q + 1])) {
-          size_t r;
-          const bool script = script_word(in, len, q + 1, &r);
-          if (r == len) return len;
-          const bool delim = is_end_delim(in[r]);
-          s = delim && script ? desc : esc;
-          q = delim ? r + 1 : r;
+          if (!past_word(in, len, q + 1, &q, &s, desc, esc)) return len;
         } else {
           s = esc;
           ++q;
         }
       } else {
         if (next && in[q + 1] == '/') {
-          size_t r;
-          const bool script = script_word(in, len, q + 2, &r);
-          if (r == len) return len;
-          const bool delim = is_end_delim(in[r]);
-          s = delim && script ? esc : desc;
-          q = delim ? r + 1 : r;
+          if (!past_word(in, len, q + 2, &q, &s, esc, desc)) return len;
         } else {
           s = desc;
           ++q;

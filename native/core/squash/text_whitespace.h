@@ -6,7 +6,7 @@
 //    line feed if the run held a line break (LF, or CR, which the parser
 //    turns into a line feed before anything else; a line break is not always
 //    rendered as a space: next to U+200B it vanishes,
-//    test/regression/squash-lone-cr.test.ts), else a space.
+//    test/native/squash/squash-lone-cr.test.ts), else a space.
 //  * Form feed is never touched: the tokenizer counts it as white space, but
 //    CSS does not, and a browser draws it as a glyph that does not collapse
 //    with its neighbours. So it is text here: it ends no run and is copied.

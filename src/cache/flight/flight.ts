@@ -182,7 +182,11 @@ export class Flight {
   watch(waitFailure: 'retry-later' | 'run'): Promise<Outcome | 'build'> {
     const turn = new Promise<Outcome | 'build'>((resolve) => (this.#turn = resolve));
     void this.#watch(waitFailure).catch((error: unknown) => {
-      this.#context.log.error('log_finish_waiter_failed', { key: this.slot.key, error: String(error) });
+      this.#context.log.error('log_finish_waiter_failed', {
+        key: this.slot.key,
+        url: this.slot.url,
+        error: String(error),
+      });
       this.settle({ failure: 'ERROR' });
     });
     return turn;
@@ -208,7 +212,7 @@ export class Flight {
       const taken = await this.takeLock();
       if (this.outcome !== undefined) return;
       if (typeof taken === 'object') {
-        log.error('log_wait_lock_failed', { key: this.slot.key, error: taken.error });
+        log.error('log_wait_lock_failed', { key: this.slot.key, url: this.slot.url, error: taken.error });
         // 503 by default (docs/decisions/0011-waiters-503-or-their-own-build.md); 'run' builds here with a per-process flight instead.
         if (waitFailure === 'run') return this.#handOver();
         this.settle({ failure: 'LOCK-ERROR' });
@@ -243,7 +247,7 @@ export class Flight {
 
   /** cacheLockTimeout passed: waiters get 503, the lock is released. */
   #expire(): void {
-    this.settle({ failure: 'TIMEOUT' });
+    if (this.settle({ failure: 'TIMEOUT' })) this.#context.log.stats.builds.timedOut++;
   }
 
   #storeMs(): number {

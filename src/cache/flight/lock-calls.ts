@@ -8,6 +8,9 @@ import type { CacheLock } from '../../config/options.ts';
 import type { DecisionLog } from '../../base/decision-log.ts';
 import { errorText } from '../../base/describe.ts';
 import { bounded } from '../../base/bounded.ts';
+import { lockChannel, tracedEnd, tracedStart, type CallMessage } from '../../base/channels.ts';
+import { countFailure } from '../../base/stats.ts';
+import { lockBackend } from '../backends.ts';
 import { hashTagged } from '../hash-tag.ts';
 
 /** What one try at the lock found. */
@@ -25,6 +28,10 @@ export async function tryLock(lock: CacheLock, key: string, ms: number, log: Dec
   let answer: unknown;
   // A Redis backend gets the key in the hash tag of the entry's key: one Cluster slot for both.
   const lockKey = lock.hashTagCacheKeys === true ? hashTagged(key) : key;
+  const backend = lockBackend(lock);
+  const counts = log.stats.lockCalls(backend);
+  counts.calls++;
+  const traced = tracedStart(lockChannel, (): CallMessage => ({ operation: 'acquire', backend, key }));
   try {
     answer = await bounded(
       () => lock.acquire(lockKey) as unknown,
@@ -36,13 +43,21 @@ export async function tryLock(lock: CacheLock, key: string, ms: number, log: Dec
       },
     );
   } catch (error) {
+    countFailure(counts, error);
+    tracedEnd(lockChannel, traced, error);
     return { error: errorText(error) };
   }
-  if (!Array.isArray(answer))
+  tracedEnd(lockChannel, traced);
+  if (!Array.isArray(answer)) {
+    counts.errors++;
     return { error: `acquire answered ${answer === null ? 'null' : typeof answer}, not [guard, error]` };
+  }
   const [guard, error] = answer as [unknown, unknown];
   if (guard) return { guard };
-  if (error !== undefined && error !== null) return { error: String(error) };
+  if (error !== undefined && error !== null) {
+    counts.errors++;
+    return { error: String(error) };
+  }
   return 'busy';
 }
 
@@ -57,11 +72,21 @@ export async function unlock(
   ms: number,
   log: DecisionLog,
 ): Promise<void> {
+  const backend = lockBackend(lock);
+  const counts = log.stats.lockCalls(backend);
+  counts.calls++;
+  const traced = tracedStart(lockChannel, (): CallMessage => ({ operation: 'release', backend, key }));
   try {
     const answer = await bounded(() => lock.release(guard) as unknown, Math.max(1, ms), 'cache lock release');
     // A backend that answers nothing has released the lock, as the protocol's release allows.
-    if (Array.isArray(answer) && answer[0] === false) log.error('log_unlock_failed', { key, error: String(answer[1]) });
+    if (Array.isArray(answer) && answer[0] === false) {
+      counts.errors++;
+      log.error('log_unlock_failed', { key, error: String(answer[1]) });
+    }
+    tracedEnd(lockChannel, traced);
   } catch (error) {
-    log.error('log_unlock_failed', { key, error: errorText(error) });
+    countFailure(counts, error);
+    tracedEnd(lockChannel, traced, error);
+    log.error('log_unlock_failed', { key, error: error });
   }
 }

@@ -8,12 +8,13 @@
 import type { ResolvedOptions } from '../../config/options.ts';
 import { recentNewestMtimeMs } from '../../http/last-modified.ts';
 import type { DecisionLog } from '../../base/decision-log.ts';
-import { errorText } from '../../base/describe.ts';
 import { bounded, boundedAnswer } from '../../base/bounded.ts';
 import type { Forward } from '../cache-status.ts';
 import { decodeEntry, encodeEntryInSlices, isFresh, readEntry, type CacheEntry } from '../entry.ts';
 import { encodeMarker, readMarker } from '../hit-for-miss.ts';
 import type { PurgeBook } from '../purge/book.ts';
+import { countFailure, type Backend, type CallCounts } from '../../base/stats.ts';
+import { storeChannel, tracedEnd, tracedStart, type CallMessage } from '../../base/channels.ts';
 import type { CacheStore } from '../../base/store.ts';
 import { isThenable } from '../../base/thenable.ts';
 
@@ -21,6 +22,8 @@ import { isThenable } from '../../base/thenable.ts';
 export interface Slot {
   readonly store: CacheStore;
   readonly key: string;
+  /** The request's host and URL, named beside the key in log lines. */
+  readonly url: string;
   /** The options of the request that opened the slot (templates, durations, time limits). */
   readonly options: ResolvedOptions;
   readonly log: DecisionLog;
@@ -33,6 +36,9 @@ export interface Slot {
   readonly notBefore: number;
   /** The purges known for this store (cache/purge/book.ts): a purged entry is a miss. */
   readonly purges?: PurgeBook;
+  /** The store's backend, and its call counters. */
+  readonly backend: Backend;
+  readonly calls: CallCounts;
 }
 
 /**
@@ -84,9 +90,14 @@ function damaged(slot: Slot, problem: string, now: number): Promise<Lookup> {
   const last = reported.get(slot.store);
   if (last === undefined || last.key !== slot.key || !(now - last.at < reportMs)) {
     reported.set(slot.store, { key: slot.key, at: now });
-    slot.log.error('log_cache_entry_damaged', { key: slot.key, problem });
+    slot.log.error('log_cache_entry_damaged', { key: slot.key, url: slot.url, problem });
   }
   return remove(slot).then(() => ({ miss: 'miss' }));
+}
+
+/** The message of a traced store call. */
+function call(slot: Slot, operation: 'get' | 'set' | 'delete'): CallMessage {
+  return { operation, backend: slot.backend, key: slot.key };
 }
 
 /** `cacheStoreTimeout` in ms. */
@@ -109,16 +120,21 @@ function limit(slot: Slot): number {
  */
 export function lookup(slot: Slot, now?: number): Lookup | Promise<Lookup> {
   let value: unknown;
+  slot.calls.calls++;
+  const traced = tracedStart(storeChannel, () => call(slot, 'get'));
   try {
     value = boundedAnswer(slot.store.get(slot.key), limit(slot), 'cache get');
   } catch (error) {
+    countFailure(slot.calls, error);
+    tracedEnd(storeChannel, traced, error);
     return { error };
   }
   if (isThenable(value))
     return Promise.resolve(value).then(
-      (v) => judge(slot, v, Date.now()),
-      (error: unknown) => ({ error }),
+      (v) => (tracedEnd(storeChannel, traced), judge(slot, v, Date.now())),
+      (error: unknown) => (countFailure(slot.calls, error), tracedEnd(storeChannel, traced, error), { error }),
     );
+  tracedEnd(storeChannel, traced);
   return judge(slot, value, now ?? Date.now());
 }
 
@@ -178,16 +194,21 @@ function againstCode(
   found: Lookup,
 ): Lookup | Promise<Lookup> {
   if (newest === undefined || entry.created >= newest) return found;
-  slot.log.debug('log_stale_entry', { key: slot.key });
+  slot.log.debug('log_stale_entry', { key: slot.key, url: slot.url });
   return remove(slot).then(() => ({ miss: 'stale' }));
 }
 
 /** Removes the slot's key; a failure costs a log line. */
 export async function remove(slot: Slot): Promise<void> {
+  slot.calls.calls++;
+  const traced = tracedStart(storeChannel, () => call(slot, 'delete'));
   try {
     await bounded(() => slot.store.delete(slot.key), limit(slot), 'cache delete');
+    tracedEnd(storeChannel, traced);
   } catch (error) {
-    slot.log.error('log_cache_delete_failed', { key: slot.key, error: errorText(error) });
+    countFailure(slot.calls, error);
+    tracedEnd(storeChannel, traced, error);
+    slot.log.error('log_cache_delete_failed', { key: slot.key, url: slot.url, error: error });
   }
 }
 
@@ -210,11 +231,16 @@ export async function seal(entry: CacheEntry): Promise<{ value: Buffer; entry: C
  * @returns true when stored; false when the store threw or timed out (logged)
  */
 export async function write(slot: Slot, value: Buffer, ttlMs: number): Promise<boolean> {
+  slot.calls.calls++;
+  const traced = tracedStart(storeChannel, () => call(slot, 'set'));
   try {
     await bounded(() => slot.store.set(slot.key, value, Math.max(1, Math.ceil(ttlMs))), limit(slot), 'cache set');
+    tracedEnd(storeChannel, traced);
     return true;
   } catch (error) {
-    slot.log.error('log_cache_set_failed', { key: slot.key, error: errorText(error) });
+    countFailure(slot.calls, error);
+    tracedEnd(storeChannel, traced, error);
+    slot.log.error('log_cache_set_failed', { key: slot.key, url: slot.url, error: error });
     return false;
   }
 }

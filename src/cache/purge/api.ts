@@ -3,6 +3,7 @@
  * checked and turned into record ids (book.ts), the purge recorded by the
  * middleware's cache (../runtime.ts).
  */
+import { purgeChannel, type PurgeMessage } from '../../base/channels.ts';
 import { BufferOptionError } from '../../base/errors.ts';
 import type { Messages } from '../../base/messages.ts';
 import type { CacheRuntime } from '../runtime.ts';
@@ -45,12 +46,23 @@ function hasControl(text: string): boolean {
 /** The purge methods over `runtime`. */
 export function purgeMethods(runtime: CacheRuntime, messages: Messages): PurgeMethods {
   return {
-    purge: async (url, options) => runtime.purge(urlIds(url, options?.host, messages)),
+    purge: async (url, options) => {
+      const ids = urlIds(url, options?.host, messages);
+      runtime.log.stats.purges.url++;
+      if (purgeChannel.hasSubscribers) purgeChannel.publish({ kind: 'url', target: url } satisfies PurgeMessage);
+      await runtime.purge(ids);
+    },
     purgeTag: async (tag) => {
       if (!isTag(tag)) throw new BufferOptionError('purge_tag', { tag: JSON.stringify(tag) ?? String(tag) }, messages);
+      runtime.log.stats.purges.tag++;
+      if (purgeChannel.hasSubscribers) purgeChannel.publish({ kind: 'tag', target: tag } satisfies PurgeMessage);
       await runtime.purge([tagId(tag)]);
     },
-    purgeAll: async () => runtime.purge('all'),
+    purgeAll: async () => {
+      runtime.log.stats.purges.all++;
+      if (purgeChannel.hasSubscribers) purgeChannel.publish({ kind: 'all', target: undefined } satisfies PurgeMessage);
+      await runtime.purge('all');
+    },
   };
 }
 

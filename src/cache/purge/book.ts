@@ -126,6 +126,9 @@ export class PurgeBook {
   #first: Promise<void> | undefined;
   #polling = false;
   readonly #timer: NodeJS.Timeout | undefined;
+  readonly #seenAfter: (seconds: number) => void;
+  /** The generations this process wrote: reading one back is not another process's purge. */
+  readonly #written = new Set<string>();
 
   /**
    * @param store - the store itself, never a near cache in front of it
@@ -134,6 +137,7 @@ export class PurgeBook {
    * @param onPurge - called on every purge seen (this process's or another's): empties a near cache
    * @param bound - runs one store call within `cacheStoreTimeout`: a store that hangs must not hang every lookup
    *   waiting for the first read of the generation, nor pile up reads of it
+   * @param seenAfter - told, in seconds, how long after it was made another process's purge was seen here
    */
   constructor(
     store: CacheStore,
@@ -141,8 +145,10 @@ export class PurgeBook {
     syncMs: number,
     onPurge: () => void,
     bound: (call: () => unknown) => Promise<unknown>,
+    seenAfter: (seconds: number) => void = () => undefined,
   ) {
     this.#store = store;
+    this.#seenAfter = seenAfter;
     this.#bound = bound;
     this.#shared = shared;
     this.#onPurge = onPurge;
@@ -188,6 +194,10 @@ export class PurgeBook {
       this.#all = Math.max(this.#all, all);
       this.active = true;
       this.#onPurge();
+      if (this.#written.delete(generation)) return;
+      // A generation starts with the time it was made: the delay is how late this process learnt of it.
+      const madeAt = Number.parseInt(generation, 10);
+      if (Number.isFinite(madeAt)) this.#seenAfter(Math.max(0, Date.now() - madeAt) / 1000);
     } catch {
       // The lookup of the entry will meet the same failure and say so.
     } finally {
@@ -288,10 +298,18 @@ export class PurgeBook {
   async announce(): Promise<void> {
     if (!this.#shared) return;
     try {
-      await this.#bound(() => this.#store.set(generationKey, `${Date.now()}-${Math.random().toString(36).slice(2)}`));
+      await this.#bound(() => this.#store.set(generationKey, this.#newGeneration(Date.now())));
     } catch {
       // The entry itself was stored; the store's failure is logged by the next call that needs it.
     }
+  }
+
+  /** A new generation made at `at`, remembered as this process's own (the last few: a set that stays small). */
+  #newGeneration(at: number): string {
+    const generation = `${at}-${Math.random().toString(36).slice(2)}`;
+    if (this.#written.size >= 16) this.#written.clear();
+    this.#written.add(generation);
+    return generation;
   }
 
   /**
@@ -320,7 +338,7 @@ export class PurgeBook {
     // The records first, then the generation: a process that sees the new generation finds them.
     if (ids === 'all') await bound(() => this.#store.set(allKey, String(at)));
     else await Promise.all(ids.map((id) => bound(() => this.#store.set(recordKey(id), String(at)))));
-    const generation = `${at}-${Math.random().toString(36).slice(2)}`;
+    const generation = this.#newGeneration(at);
     // Not taken as read: another process may have purged since the last read, and its generation is overwritten.
     await bound(() => this.#store.set(generationKey, generation));
   }

@@ -29,6 +29,15 @@ export class NearStore implements CacheStore {
     this.#near = new MemoryStore({ maxBytes });
   }
 
+  /** Bytes the in-process copy holds, and its bound. */
+  get bytes(): number {
+    return this.#near.bytes;
+  }
+
+  get maxBytes(): number {
+    return this.#near.maxBytes;
+  }
+
   get(key: string): unknown {
     const near = this.#near.get(key);
     if (near !== undefined) return near;

@@ -63,6 +63,11 @@ export class Dictionaries {
     this.#log = deps.log;
   }
 
+  /** Bytes of the table of dictionary versions kept per path (at most versionsBytesMax, keeper.ts). */
+  get versionsBytes(): number {
+    return this.#keeper.versionsBytes;
+  }
+
   /**
    * The middleware's dictionaries, or undefined when the option is off or
    * zstd-napi is missing (dcz cannot be made without it).
@@ -115,6 +120,7 @@ export class Dictionaries {
         return this.#refused(reason);
       }
       const hash = this.#keeper.offer(rule, path, entity, sharedLifetimeMs(rule, head!));
+      this.#log.stats.dictionaries.offered++;
       this.#log.debug('log_dictionary_offered', { size: entity.length, match: rule.match, hash });
       return undefined;
     });
@@ -152,12 +158,17 @@ export class Dictionaries {
     const coding = `dcz-${hash}`;
     const known = this.#memo.encoded(md5(), coding, level);
     if (known === null) return this.#unused('no gain');
-    if (known !== undefined) return { bytes: known, tag };
+    if (known !== undefined) {
+      this.#log.stats.dictionaries.used++;
+      return { bytes: known, tag };
+    }
     const bytes = await dczEncodeOffLoop(entity, dictionary, hash, level);
     const gain = bytes.length < entity.length;
     this.#memo.remember(md5(), coding, level, gain ? bytes : null);
     this.#log.debug('log_dictionary_coded', { size: entity.length, compressedSize: bytes.length, hash });
-    return gain ? { bytes, tag } : this.#unused('no gain');
+    if (!gain) return this.#unused('no gain');
+    this.#log.stats.dictionaries.used++;
+    return { bytes, tag };
   }
 
   #unused(reason: string): undefined {

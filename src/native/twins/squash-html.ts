@@ -28,7 +28,7 @@ import {
   SquashState,
 } from './squash/state.ts';
 import { tag } from './squash/tags-attributes.ts';
-import { flush, scanWs, text } from './squash/text-whitespace.ts';
+import { flush, opaque, scanWs, text } from './squash/text-whitespace.ts';
 
 const DOCTYPE = ascii('doctype');
 const EMPTY = new Uint8Array(0);
@@ -77,14 +77,6 @@ function textLt(s: SquashState): void {
   s.dst[s.o++] = LT;
   s.p++;
   s.sawText();
-}
-
-/** A token copied as it is (doctype, bogus comment, "</>"). */
-function opaque(s: SquashState, end: number, k: number): void {
-  flush(s, k);
-  s.copyTo(end);
-  s.prev = k;
-  s.prevInHead = s.inHead;
 }
 
 /** A '<' at the cursor: tag, comment, doctype, bogus comment, "</>", or text. */

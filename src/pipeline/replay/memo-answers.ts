@@ -28,7 +28,7 @@ export class MemoAnswers {
   readonly #byEntity = new WeakMap<KnownEntity, Map<string, Prepared>>();
 
   /**
-   * Gives the remembered answer for `known` and returns true (the pipeline is
+   * Gives the remembered answer for `known` and returns it (the pipeline is
    * skipped), or returns the recording of this run of the pipeline, to be
    * ended once its steps are done.
    *
@@ -36,11 +36,13 @@ export class MemoAnswers {
    * @param known - the memo's entity
    * @param lastModified - the Last-Modified the pipeline would set now (undefined for none)
    */
-  answer(ctx: Context, known: KnownEntity, lastModified: string | undefined): true | Recording {
+  answer(ctx: Context, known: KnownEntity, lastModified: string | undefined): Prepared | Recording {
     const encodings = ctx.request.headers['accept-encoding'] ?? '';
     const prepared = this.#byEntity.get(known)?.get(encodings);
-    if (given(ctx, prepared?.lastModified === lastModified ? prepared : undefined)) return true;
-    return startRecording(ctx, (made) => this.#keep(known, encodings, made));
+    return (
+      given(ctx, prepared?.lastModified === lastModified ? prepared : undefined) ??
+      startRecording(ctx, (made) => this.#keep(known, encodings, made))
+    );
   }
 
   #keep(known: KnownEntity, encodings: string, prepared: Prepared): void {

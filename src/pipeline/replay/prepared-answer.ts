@@ -46,8 +46,9 @@ export interface Prepared {
   readonly removed: readonly string[];
   /** The Last-Modified the pipeline set, if it set one. */
   readonly lastModified: Value;
-  /** The body it sent. */
+  /** The body it sent, and its coding ('identity' for none). */
   readonly body: Buffer;
+  readonly coding: string;
   /** For cold bytes sent while their upgrade waited: true while it still waits; the answer is stale after. */
   readonly upgradeWaits: (() => boolean) | undefined;
 }
@@ -120,18 +121,24 @@ function recorded(ctx: Context, state: PreparedState, before: Snapshot): Prepare
     removed,
     lastModified: set.find(([name]) => name === 'last-modified')?.[1],
     body: ctx.body,
+    coding: typeof after.get('content-encoding') === 'string' ? (after.get('content-encoding') as string) : 'identity',
     upgradeWaits: state.upgradeWaits,
   };
 }
 
 /**
- * Gives `known` when it answers this response, and returns true (the
- * pipeline is then skipped); false when there is none or it does not apply.
+ * Gives `known` when it answers this response, and returns it (the
+ * pipeline is then skipped); undefined when there is none or it does not apply.
  */
-export function given(ctx: Context, known: Prepared | undefined): boolean {
-  if (known === undefined || !applies(ctx, known)) return false;
+export function given(ctx: Context, known: Prepared | undefined): Prepared | undefined {
+  if (known === undefined || !applies(ctx, known)) return undefined;
   replay(ctx, known);
-  return true;
+  return known;
+}
+
+/** True for an answer given, false for the recording of a run to come. */
+export function isGiven(answer: Prepared | Recording): answer is Prepared {
+  return 'status' in answer;
 }
 
 /** A run of the pipeline being recorded: the response as it stood when it began, and where the answer goes. */

@@ -25,18 +25,26 @@ interface ForEntry {
 /** The remembered answers of one middleware, by cache key, bounded in bytes of body. */
 export class PreparedHits {
   readonly #lru: LRUCache<string, ForEntry>;
+  /** The byte bound given to the constructor. */
+  readonly maxBytes: number;
 
   /** @param maxBytes - bytes of bodies held at most (they are usually shared with the representation memo) */
   constructor(maxBytes = 32 * 1024 * 1024) {
+    this.maxBytes = maxBytes;
     this.#lru = new LRUCache<string, ForEntry>({
       maxSize: maxBytes,
       sizeCalculation: (e, key) => e.bytes + key.length + 256,
     });
   }
 
+  /** Bytes of the answers held. */
+  get bytes(): number {
+    return this.#lru.calculatedSize;
+  }
+
   /**
    * Called when the pipeline is about to process a replayed `entry`: gives
-   * the remembered answer and returns true (the pipeline is skipped), or
+   * the remembered answer and returns it (the pipeline is skipped), or
    * returns the recording of this run of the pipeline, to be ended once its
    * steps are done; undefined when the response is no longer the entry.
    *
@@ -44,7 +52,7 @@ export class PreparedHits {
    * @param key - the cache key
    * @param entry - the entry replayed
    */
-  answer(ctx: Context, key: string, entry: CacheEntry): true | Recording | undefined {
+  answer(ctx: Context, key: string, entry: CacheEntry): Prepared | Recording | undefined {
     // ctx.response rather than ctx's delegating accessors: the same properties, one call less each on every hit.
     const { response } = ctx;
     if (ctx.respond === false || ctx.res.headersSent || !response.writable) return undefined;
@@ -56,8 +64,7 @@ export class PreparedHits {
       forEntry !== undefined && forEntry.created === entry.created && forEntry.length === entry.body.length
         ? forEntry.byEncodings.get(encodings)
         : undefined;
-    if (given(ctx, known)) return true;
-    return startRecording(ctx, (prepared) => this.#keep(key, entry, encodings, prepared));
+    return given(ctx, known) ?? startRecording(ctx, (prepared) => this.#keep(key, entry, encodings, prepared));
   }
 
   /** After the pipeline: what it did to a plain 200 is kept as the answer for the same inputs. */

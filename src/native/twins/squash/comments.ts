@@ -6,7 +6,7 @@
  */
 import { BANG, BYTES, COLLAPSIBLE, DASH, FF, GT, LT, WS, ascii } from './bytes.ts';
 import { K_NEUTRAL, K_TEXT, type SquashState } from './state.ts';
-import { flush } from './text-whitespace.ts';
+import { opaque } from './text-whitespace.ts';
 
 const IF = ascii('[if');
 const ENDIF = ascii('[endif]');
@@ -66,10 +66,7 @@ export function comment(s: SquashState): void {
     s.p = end; // transparent: a pending run stays pending and merges with what follows
     return;
   }
-  flush(s, K_NEUTRAL);
-  s.copyTo(end);
-  s.prev = K_NEUTRAL;
-  s.prevInHead = s.inHead;
+  opaque(s, end, K_NEUTRAL);
 }
 
 /**

@@ -19,6 +19,22 @@ const S_DESC = 4;
 const S_DESC_DASH = 5;
 const S_DESC_DASH_DASH = 6;
 
+/**
+ * Past a word of letters at `from` in the escaped script states: where it (and
+ * the delimiter after it) ends, and the state: `onScript` when the word is
+ * "script" followed by a delimiter, else `otherwise`. Undefined when the
+ * letters run to the end of the input. (Escaped script states are rare: the
+ * pair allocated here costs a page nothing.)
+ */
+function pastWord(s: SquashState, from: number, onScript: number, otherwise: number): [number, number] | undefined {
+  const word = scriptWord(s, from);
+  const script = word < 0;
+  const r = script ? ~word : word;
+  if (r === s.len) return undefined;
+  const delim = (BYTES[s.src[r]!]! & END_DELIM) !== 0;
+  return [delim ? r + 1 : r, delim && script ? onScript : otherwise];
+}
+
 /** Where the content of the raw-text element of class `f`, starting at `q`, ends: at its end tag's '<', or the end. */
 export function rawTextEnd(s: SquashState, q: number, f: number): number {
   if ((f & PLAINTEXT) !== 0) return s.len;
@@ -91,25 +107,17 @@ function scriptEnd(s: SquashState, q: number): number {
           st = S_ESC;
           q += 2;
         } else if (next && (BYTES[src[q + 1]!]! & ALPHA) !== 0) {
-          const word = scriptWord(s, q + 1);
-          const script = word < 0;
-          const r = script ? ~word : word;
-          if (r === len) return len;
-          const delim = (BYTES[src[r]!]! & END_DELIM) !== 0;
-          st = delim && script ? S_DESC : S_ESC;
-          q = delim ? r + 1 : r;
+          const past = pastWord(s, q + 1, S_DESC, S_ESC);
+          if (past === undefined) return len;
+          [q, st] = past;
         } else {
           st = S_ESC;
           q++;
         }
       } else if (next && src[q + 1] === SLASH) {
-        const word = scriptWord(s, q + 2);
-        const script = word < 0;
-        const r = script ? ~word : word;
-        if (r === len) return len;
-        const delim = (BYTES[src[r]!]! & END_DELIM) !== 0;
-        st = delim && script ? S_ESC : S_DESC;
-        q = delim ? r + 1 : r;
+        const past = pastWord(s, q + 2, S_ESC, S_DESC);
+        if (past === undefined) return len;
+        [q, st] = past;
       } else {
         st = S_DESC;
         q++;

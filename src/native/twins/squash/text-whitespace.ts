@@ -104,3 +104,11 @@ export function flush(s: SquashState, next: number): void {
   }
   s.dst[s.o++] = lf ? LF : SPACE;
 }
+
+/** A token copied as it is (a doctype, a kept comment, a bogus comment, "</>"), then taken as of kind `k`. */
+export function opaque(s: SquashState, end: number, k: number): void {
+  flush(s, k);
+  s.copyTo(end);
+  s.prev = k;
+  s.prevInHead = s.inHead;
+}
