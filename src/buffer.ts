@@ -14,7 +14,7 @@ import { DecisionLog } from './base/decision-log.ts';
 import type { CacheStore } from './base/store.ts';
 import { purgeMethods, type PurgeMethods } from './cache/purge/api.ts';
 import { CacheRuntime } from './cache/runtime.ts';
-import { failed as buildFailed, finish } from './cache/seam.ts';
+import { afterWrite, failed as buildFailed, finish } from './cache/seam.ts';
 import { resolveOptions, type BufferOptions, type ResolvedOptions } from './config/options.ts';
 import { resolveResponseOptions } from './config/per-response.ts';
 import { ChangingBodies } from './encoding/changing.ts';
@@ -151,6 +151,8 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
       }
       if (ctx.response.status >= 500) buildFailed(ctx, undefined);
       resolveResponseOptions(ctx, state); // sections and ctx.state.buffer have had their say
+      const invalidating = afterWrite(ctx, cache, config.cache !== undefined);
+      if (invalidating !== undefined) await invalidating;
       takeTagHeader(ctx.res, state); // stored with the entry, never sent
       const responding = respond(ctx, state, shared);
       if (responding !== undefined) await responding;

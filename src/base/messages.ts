@@ -61,6 +61,7 @@ export const defaultMessages = {
   option_cache_tags: 'cacheTags must be an array of tags (1 to 256 visible ASCII characters, no comma)',
   option_cache_tag_header: 'cacheTagHeader must be a header name or false',
   option_cache_near_bytes: 'cacheNearBytes must be a non-negative integer number of bytes (0 turns the near cache off)',
+  option_cache_namespace: 'cacheNamespace must be a non-empty string of at most 1024 characters',
   option_cache_sync_ms: 'cacheSyncMs must be a number of milliseconds, at least 1',
   purge_url:
     'purge(url) needs a path starting with / or an absolute http(s) URL, without control characters; got %{url}',
@@ -158,6 +159,8 @@ export const defaultMessages = {
   log_hit_for_miss: '%{key} is remembered as not storable (%{detail}); this request runs the action without waiting',
   log_finish_waiter_failed: 'answering a request waiting for %{key} failed: %{error}',
   log_not_stored: 'not storing %{key}: %{reason}',
+  log_invalidated: 'a successful %{method} invalidated %{count} URL(s) of %{url}',
+  log_invalidate_failed: 'invalidating after a write to %{url} failed: %{error}',
   log_cache_tag_invalid: 'not storing %{key}: %{tag} is not a cache tag (1 to 256 visible ASCII characters, no comma)',
   log_skipped: 'left alone: %{reason}',
   log_coding: 'coding %{coding} for %{size} bytes',

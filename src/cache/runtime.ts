@@ -34,6 +34,8 @@ export class CacheRuntime implements FlightContext {
   readonly revalidating = new Set<string>();
   readonly lock: CacheLock | undefined;
   readonly log: DecisionLog;
+  /** The application's namespace (the `cacheNamespace` option), which purge ids carry as keys do. */
+  readonly namespace: string;
   /** Stores by the `cache` value that named them (true or a URL string). */
   readonly #stores = new Map<unknown, CacheStore | { failed: number }>();
   /** The byte budget of the in-memory store (`cacheMemoryBytes`). */
@@ -64,6 +66,7 @@ export class CacheRuntime implements FlightContext {
    */
   constructor(config: ResolvedOptions, log: DecisionLog) {
     this.log = log;
+    this.namespace = config.cacheNamespace;
     this.#memoryBytes = config.cacheMemoryBytes;
     this.#nearBytes = config.cacheNearBytes;
     this.#syncMs = config.cacheSyncMs;
@@ -209,7 +212,7 @@ export class CacheRuntime implements FlightContext {
       const bound = async (call: () => unknown): Promise<unknown> =>
         bounded(call, this.#storeTimeoutMs, 'cache purge generation');
       const seen = (seconds: number): void => this.log.stats.purgeSeenSeconds.observe(seconds);
-      book = new PurgeBook(behind, shared, this.#syncMs, () => near?.clear(), bound, seen);
+      book = new PurgeBook(behind, shared, this.#syncMs, () => near?.clear(), bound, seen, this.namespace);
       this.#books.set(store, book);
     }
     this.#lastStore = store;

@@ -18,6 +18,7 @@ import type { Context } from 'koa';
 import type { ResolvedOptions } from '../config/options.ts';
 import { answerStaleOnFailure, finishBuild, handOver, type Handover } from './build.ts';
 import { decide } from './decide.ts';
+import { invalidate, writes } from './invalidate.ts';
 import type { CacheRuntime } from './runtime.ts';
 import type { StoreableResponse } from './storable.ts';
 import { visitOf, type CacheFacts } from './visit.ts';
@@ -71,6 +72,15 @@ export function failed(ctx: Context, error: unknown): boolean {
 export async function store(ctx: Context, response: StoreableResponse, handover: Handover): Promise<void> {
   const visit = visitOf(ctx);
   if (visit !== undefined) await handOver(ctx, visit, response, handover);
+}
+
+/**
+ * After a successful write (POST, PUT, PATCH, DELETE … answered 2xx or 3xx):
+ * purges the entries of what it changed (invalidate.ts). Undefined, not a
+ * promise, for every other request.
+ */
+export function afterWrite(ctx: Context, runtime: CacheRuntime, cached: boolean): Promise<void> | undefined {
+  return cached && writes(ctx) ? invalidate(ctx, runtime) : undefined;
 }
 
 /**

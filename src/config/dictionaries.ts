@@ -150,7 +150,7 @@ function compile(match: string): RegExp {
  *
  * @param value - the option as given, already validated
  */
-export function resolveDictionaries(value: unknown): readonly DictionaryRule[] {
+export function resolveDictionaries(value: unknown, namespace: string = appIdentity): readonly DictionaryRule[] {
   if (!Array.isArray(value)) return [];
   return (value as DictionaryRuleOption[]).map((rule, index) => {
     let header = `match=${sfString(rule.match)}`;
@@ -167,7 +167,8 @@ export function resolveDictionaries(value: unknown): readonly DictionaryRule[] {
       maxSize: rule.maxSize === undefined ? defaultDictionaryMaxSize : parseSize(rule.maxSize)!,
       header,
       ttl,
-      tag: md5(`${appIdentity}\0${rule.match}`).slice(0, 16),
+      // The namespace keeps two applications' dictionaries apart in a shared store.
+      tag: md5(`${namespace}\0${rule.match}`).slice(0, 16),
     };
   });
 }

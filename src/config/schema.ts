@@ -12,6 +12,7 @@
 import type { Context } from 'koa';
 import { parseDuration } from '../base/duration.ts';
 import { parseSize } from '../base/size.ts';
+import { appIdentity } from '../base/app-identity.ts';
 import type { CacheStore } from '../base/store.ts';
 import { defaultLogger, isLogger, type Logger } from '../base/logger.ts';
 import { builtinMessages, isMessageOverrides, type MessageOverrides, type Messages } from '../base/messages.ts';
@@ -263,7 +264,8 @@ export const schema = {
       ok: (v) => dictionariesProblem(v) === undefined,
       problem: dictionariesProblem,
     },
-    resolve: resolveDictionaries,
+    resolve: (value, { options }) =>
+      resolveDictionaries(value, typeof options.cacheNamespace === 'string' ? options.cacheNamespace : appIdentity),
   }),
   /** Media types never buffered, in the same forms as compressibleTypes. @defaultValue ['text/event-stream'] */
   excludedTypes: responseRow<MediaTypeList, TypeMatcher>({
@@ -380,6 +382,22 @@ export const schema = {
       ok: (v) => isNil(v) || v === 'ignore' || v === 'refresh' || v === 'bypass',
     },
     perResponse: (v) => (v === 'refresh' || v === 'bypass' ? v : 'ignore'),
+  }),
+  /**
+   * The application's name in every key it writes to a cache store, so two
+   * applications sharing one Redis never read each other's entries, and the
+   * same application deployed at two paths (hosts, releases side by side)
+   * shares one. @defaultValue the `name` of the nearest package.json above
+   * the app script, and the script's path relative to it (the script's
+   * absolute path when no package.json names it)
+   */
+  cacheNamespace: registrationRow<string, string>({
+    doc: 'the application name in every cache key, shared by its hosts and releases',
+    default: appIdentity,
+    check: {
+      key: 'option_cache_namespace',
+      ok: (v) => isNil(v) || (typeof v === 'string' && v !== '' && v.length <= 1024),
+    },
   }),
   /**
    * A string, or `(ctx) => string`, replacing the generated cache key; '' (or
