@@ -17,7 +17,8 @@ import { responseTags } from '../http/tags.ts';
 import { statusNotStored, statusStaleOnError, statusStored, type Forward } from './cache-status.ts';
 import type { CacheEntry } from './entry.ts';
 import type { Flight, FlightFailure } from './flight/flight.ts';
-import { markNotStorable, seal, write } from './hit/lookup.ts';
+import { lookup, markNotStorable, seal, write, type Slot } from './hit/lookup.ts';
+import { encodeVaryMarker, variantKey, variantOf, variantsMax } from './vary-marker.ts';
 import { replayEntry } from './hit/replay.ts';
 import { boundedLifetime, lifetimeOf, storeMs, type Lifetime } from './lifetime.ts';
 import {
@@ -25,6 +26,7 @@ import {
   keysOnCookies,
   notStorableAsSent,
   notStorableReason,
+  secondaryFields,
   varyFields,
   type StoreableResponse,
 } from './storable.ts';
@@ -178,13 +180,46 @@ async function stored(
   // Waiters in this process are answered now, before the store is written to.
   flight?.settle({ entry: sealed.entry, vary: builderVary(ctx, head, options.varyBy) });
   if (purgedMeanwhile(ctx, visit, sealed.entry)) return void (await flight?.close());
-  const written = await write(slot, sealed.value, storeMs(lifetime));
+  const place = await placeOf(ctx, visit, head, storeMs(lifetime));
+  if (place === undefined) {
+    // A URL's variants are bounded: this one is served, not stored, and nothing else of the URL changes.
+    statusNotStored(ctx, visit.runtime.log.stats, 'VARIANTS');
+    visit.runtime.log.debug('log_not_stored', { key: slot.key, url: slot.url, reason: 'VARIANTS' });
+    return void (await flight?.close());
+  }
+  const written = await write(place, sealed.value, storeMs(lifetime));
   // A refresh replaced an entry other processes may hold in their near caches.
   if (written && slot.notBefore > 0) await slot.purges?.announce();
   if (written) statusStored(ctx, visit.runtime.log.stats, forward);
   else statusNotStored(ctx, visit.runtime.log.stats, 'STORE-ERROR');
   // After the write, so a watcher in another process that finds the lock free also finds the entry.
   await flight?.close();
+}
+
+/**
+ * Where a storable build is written: under the URL's key, or, for a page that
+ * varies beyond the key (vary-marker.ts), under its variant's key, with the
+ * URL's marker naming the fields and the variants kept; undefined when the
+ * URL already keeps `variantsMax` other variants.
+ */
+async function placeOf(ctx: Context, visit: Visit, head: SentHead, ms: number): Promise<Slot | undefined> {
+  const vary = head.headers.vary;
+  const fields = secondaryFields(
+    vary === undefined ? undefined : Array.isArray(vary) ? vary : String(vary),
+    visit.options.varyBy,
+  );
+  const primary: Slot = { ...visit.slot, key: visit.primaryKey };
+  if (fields === undefined || fields.length === 0) return primary;
+  const variant = variantOf(ctx, fields);
+  const seen = await lookup(primary);
+  const marker = 'vary' in seen && seen.vary.fields.join('\n') === fields.join('\n') ? seen.vary : undefined;
+  const variants = marker?.variants ?? [];
+  if (!variants.includes(variant)) {
+    if (variants.length >= variantsMax) return undefined;
+    const expires = Math.max(marker?.expires ?? 0, Date.now() + ms);
+    await write(primary, encodeVaryMarker({ fields, variants: [...variants, variant], expires }), expires - Date.now());
+  }
+  return { ...primary, key: variantKey(visit.primaryKey, variant) };
 }
 
 /** A build that may not be stored, for `reason`: said so, and its waiters freed (a 5xx fails them instead). */

@@ -41,6 +41,7 @@ import { replayEntry, retryLater } from './hit/replay.ts';
 import { ambiguousCookie, cacheKeyOf } from './key.ts';
 import { revalidate, revalidatedKey } from './revalidate.ts';
 import { storeBackend } from './backends.ts';
+import { variantKey, variantOf as variantDigest, type VaryMarker } from './vary-marker.ts';
 import type { CacheRuntime } from './runtime.ts';
 import { openVisit, type Visit } from './visit.ts';
 
@@ -101,6 +102,8 @@ function afterLookup(ctx: Context, visit: Visit, seen: Lookup): boolean | Promis
   }
   if ('found' in seen) return hit(ctx, visit, seen.found, seen.at);
   if ('stale' in seen) return staleHit(ctx, visit, seen.stale, seen.at);
+  // The page varies beyond the key: this request reads, and builds, its own variant.
+  if ('vary' in seen) return variantOf(ctx, visit, seen.vary);
   ctx.response.set('x-cache', 'MISS');
   if ('pass' in seen) {
     statusMiss(ctx, 'miss');
@@ -110,6 +113,19 @@ function afterLookup(ctx: Context, visit: Visit, seen: Lookup): boolean | Promis
   statusMiss(ctx, seen.miss);
   if (!options.cacheSingleFlight) return solo(visit, seen.miss);
   return fly(ctx, visit, seen.miss);
+}
+
+/**
+ * Looks up this request's variant of a page that varies beyond the key
+ * (vary-marker.ts). A marker found at a variant's key is damage: a miss.
+ */
+function variantOf(ctx: Context, visit: Visit, marker: VaryMarker): boolean | Promise<boolean> {
+  const primary = visit.slot;
+  visit.slot = { ...primary, key: variantKey(primary.key, variantDigest(ctx, marker.fields)) };
+  const found = (seen: Lookup): boolean | Promise<boolean> =>
+    afterLookup(ctx, visit, 'vary' in seen ? { miss: 'miss' } : seen);
+  const seen = lookup(visit.slot);
+  return seen instanceof Promise ? seen.then(found) : found(seen);
 }
 
 /** What a refresh looks up: nothing, it goes to the action (or joins the build under way). */
@@ -138,7 +154,8 @@ function staleHit(ctx: Context, visit: Visit, entry: CacheEntry, at: number): tr
   ctx.res.setHeader('x-cache', 'STALE');
   statusStale(ctx, runtime.log.stats, at - entry.expires);
   runtime.log.debug('log_cache_stale', { key: slot.key, url: slot.url });
-  revalidate(ctx, runtime, slot.key);
+  // The refresh rebuilds the page under the URL's key: its stored variant is the refreshed request's own.
+  revalidate(ctx, runtime, visit.primaryKey);
   return true;
 }
 

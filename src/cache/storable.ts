@@ -7,6 +7,7 @@
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 import { headerText } from '../http/headers.ts';
+import { fieldsMax } from './vary-marker.ts';
 import type { SentHead } from '../http/sent-head.ts';
 import type { CacheEntry } from './entry.ts';
 import type { Lifetime } from './lifetime.ts';
@@ -69,9 +70,8 @@ export function notStorableReason(response: StoreableResponse, options: Storable
     if (name === 'no-store') return 'NO-STORE';
     if (name === 'private') return 'PRIVATE';
   }
-  for (const name of varyFields(headers.vary)) {
-    if (!options.varyBy.includes(name) && !(name === 'cookie' && keysOnCookies(options.varyBy))) return 'VARY';
-  }
+  // A Vary beyond the key is a secondary key (vary-marker.ts), but `*` and an unbounded list are not storable.
+  if (secondaryFields(headers.vary, options.varyBy) === undefined) return 'VARY';
   if (response.body.length > options.cacheMaxSize) return 'TOO-LARGE';
   return undefined;
 }
@@ -112,6 +112,22 @@ function asStrings(headers: OutgoingHttpHeaders): Record<string, string | string
 export function keysOnCookies(varyBy: readonly string[]): boolean {
   for (const name of varyBy) if (name.startsWith('cookie:')) return true;
   return false;
+}
+
+/**
+ * The request headers a response varies on beyond the key (its varyBy, and
+ * the Cookie when the key holds the cookies that count): sorted and without
+ * repeats, so two builds that list them differently share the variants;
+ * undefined when they cannot be a secondary key (`Vary: *`, or more than
+ * `fieldsMax` fields).
+ */
+export function secondaryFields(vary: string | string[] | undefined, varyBy: readonly string[]): string[] | undefined {
+  const fields = new Set<string>();
+  for (const name of varyFields(vary)) {
+    if (name === '*') return undefined;
+    if (!varyBy.includes(name) && !(name === 'cookie' && keysOnCookies(varyBy))) fields.add(name);
+  }
+  return fields.size > fieldsMax ? undefined : [...fields].sort();
 }
 
 /**

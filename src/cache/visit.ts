@@ -53,7 +53,10 @@ export interface Build {
 export interface Visit extends CacheFacts {
   readonly runtime: CacheRuntime;
   readonly options: ResolvedOptions;
-  readonly slot: Slot;
+  /** The key and store this request reads and builds: its variant's, once the page is known to vary. */
+  slot: Slot;
+  /** The key of the URL (and varyBy values) before any variant: a varying page's marker lives there. */
+  readonly primaryKey: string;
   /** When the request looked the key up: a purge after it keeps its build from being stored. */
   readonly since: number;
   /** This process's purge count then (purge/book.ts). */
@@ -92,6 +95,7 @@ export function openVisit(
     runtime,
     options,
     slot,
+    primaryKey: slot.key,
     since: now,
     purgesSeen: slot.purges?.sequence ?? 0,
     askedAt: performance.now(),

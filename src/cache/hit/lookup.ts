@@ -12,6 +12,7 @@ import { bounded, boundedAnswer } from '../../base/bounded.ts';
 import type { Forward } from '../cache-status.ts';
 import { decodeEntry, encodeEntryInSlices, isFresh, readEntry, type CacheEntry } from '../entry.ts';
 import { encodeMarker, readMarker } from '../hit-for-miss.ts';
+import { readVaryMarker, type VaryMarker } from '../vary-marker.ts';
 import type { PurgeBook } from '../purge/book.ts';
 import { countFailure, type Backend, type CallCounts } from '../../base/stats.ts';
 import { storeChannel, tracedEnd, tracedStart, type CallMessage } from '../../base/channels.ts';
@@ -48,12 +49,15 @@ export interface Slot {
  * stale-if-error window, answered if the build fails.
  * `pass`: a hit-for-miss marker (../hit-for-miss.ts): the key's last build
  * could not be stored, for this reason; the request runs the action alone.
+ * `vary`: the page varies beyond the key (../vary-marker.ts): the request
+ * looks up its variant.
  */
 export type Lookup =
   | { readonly found: CacheEntry; readonly at: number }
   | { readonly stale: CacheEntry; readonly at: number }
   | { readonly miss: Forward; readonly fallback?: CacheEntry }
   | { readonly pass: string }
+  | { readonly vary: VaryMarker }
   | { readonly error: unknown };
 
 /**
@@ -144,8 +148,10 @@ function judge(slot: Slot, value: unknown, now: number): Lookup | Promise<Lookup
   if (typeof entry === 'string') {
     // Not an entry: a hit-for-miss marker, or damage. Looked for only here, so a hit pays nothing for markers.
     const marker = readMarker(value);
-    if (marker === undefined) return damaged(slot, entry, now);
-    return marker.expires > now ? { pass: marker.reason } : { miss: 'miss' };
+    if (marker !== undefined) return marker.expires > now ? { pass: marker.reason } : { miss: 'miss' };
+    const vary = readVaryMarker(value);
+    if (vary !== undefined) return vary.expires > now ? { vary } : { miss: 'miss' };
+    return damaged(slot, entry, now);
   }
   // The one comparison a fresh hit pays for the stale windows: they are looked at only past the TTL.
   if (!isFresh(entry, now)) return pastTtl(slot, entry, now);
