@@ -3,17 +3,31 @@
  * value Koa's `ctx.cookies.get` returns, or "ambiguous" (the request then
  * bypasses the cache) when the header names the cookie twice in any
  * spelling or another reader could find another value. Checked row by row,
- * and against the real `cookies` package over generated headers.
+ * and against the real `cookies` package over generated headers, signed
+ * reads included: the key holds the value and its `.sig`, so whatever
+ * `ctx.cookies.get(NAME, { signed: true })` answers must follow from the two.
  */
 import test from 'ava';
 import Cookies from 'cookies';
 import fc from 'fast-check';
+import Keygrip from 'keygrip';
 import { ambiguousCookie, readCookie } from '../../src/http/cookies.ts';
 
 /** What the `cookies` package (Koa's ctx.cookies) reads, unsigned. */
 function koaReads(header: string | undefined, name: string): string | undefined {
   const request = { headers: header === undefined ? {} : { cookie: header } };
   return new Cookies(request as never, {} as never).get(name, { signed: false });
+}
+
+const keys = ['first secret', 'older secret'];
+const grip = new Keygrip(keys);
+
+/** What the `cookies` package reads signed, with Koa's keys (app.keys). */
+function koaReadsSigned(header: string, name: string): string | undefined {
+  const request = { headers: { cookie: header }, connection: {}, socket: {} };
+  // A signature made with an older key is signed again through the response; it is not part of the reading.
+  const response = { getHeader: () => undefined, setHeader: () => undefined };
+  return new Cookies(request as never, response as never, { keys }).get(name, { signed: true });
 }
 
 /** 'bypass', or the value read ('-' for none). */
@@ -93,4 +107,51 @@ test('whatever the header, the reading is what ctx.cookies.get returns, or a byp
     { seed: 6265, numRuns: 20_000 },
   );
   t.true(read > 5000, `most headers were read, not bypassed (${read})`);
+});
+
+test('a signed read follows from the value and the signature read (property against the cookies package, fixed seed)', (t) => {
+  // Pairs in whole: a value, a signature (valid by the current key, by an older one, or not) and
+  // others, some of them spellings of the two names, shuffled and joined by separators.
+  const value = fc.constantFrom('session=a', 'session=b', 'session=', 'session="a"', 'session=""');
+  const signature = fc.constantFrom(
+    `session.sig=${grip.sign('session=a')}`,
+    `session.sig=${new Keygrip(['older secret']).sign('session=a')}`,
+    `session.sig=${grip.sign('session=')}`,
+    'session.sig=',
+    'session.sig=forged',
+  );
+  const other = fc.constantFrom('other=1', 'session =a', '"session"=b', 'session.sig =x', '', 'sessionx=a');
+  const separator = fc.constantFrom(';', '; ', '; ', ';\t', ' ;', ',', ';  ');
+  const header = fc
+    .tuple(
+      fc.option(value, { freq: 4 }),
+      fc.option(signature, { freq: 4 }),
+      fc.array(other, { maxLength: 2 }),
+      fc.array(fc.tuple(fc.constantFrom('', '', ' ', '\t'), separator), { minLength: 4, maxLength: 4 }),
+    )
+    .chain(([v, sig, others, spacing]) => {
+      const pairs = [v, sig, ...others].filter((p) => p !== null);
+      return fc
+        .shuffledSubarray(pairs, { minLength: pairs.length })
+        .map((shuffled) => shuffled.map((p, i) => (i === 0 ? '' : spacing[i]![1]) + spacing[i]![0] + p).join(''));
+    });
+  let signed = 0;
+  let read = 0;
+  fc.assert(
+    fc.property(header, (header) => {
+      const reading = readCookie(header, 'session');
+      if (reading === ambiguousCookie) return true;
+      read++;
+      const { value, signature } = reading;
+      const verified =
+        value !== undefined && signature !== undefined && grip.index(`session=${value}`, signature) !== -1
+          ? value
+          : undefined;
+      if (verified !== undefined) signed++;
+      return koaReadsSigned(header, 'session') === verified;
+    }),
+    { seed: 6266, numRuns: 20_000 },
+  );
+  t.true(read > 5000, `most headers were read, not bypassed (${read})`);
+  t.true(signed > 300, `hundreds carried a valid signature (${signed})`);
 });
