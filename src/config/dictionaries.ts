@@ -18,6 +18,7 @@ import { parseDuration } from '../base/duration.ts';
 import { md5 } from '../native/exports.ts';
 import { parseSize } from '../base/size.ts';
 import { isMediaTypeOption, TypeMatcher, type MediaTypeOption } from '../http/media-types.ts';
+import { wildcardPattern } from '../http/wildcard.ts';
 
 /** One rule as the option takes it. */
 export interface DictionaryRuleOption {
@@ -139,12 +140,6 @@ export function dictionariesProblem(value: unknown): string | undefined {
 /** An RFC 8941 sf-string. */
 const sfString = (text: string): string => `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 
-/** A pattern as a RegExp over the request path: `*` any characters, everything else itself. */
-function compile(match: string): RegExp {
-  const parts = match.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(`^${parts.join('.*')}$`);
-}
-
 /**
  * The rules of a valid `dictionaries` value (see {@link dictionariesProblem}), compiled; [] for off.
  *
@@ -161,7 +156,7 @@ export function resolveDictionaries(value: unknown): readonly DictionaryRule[] {
     return {
       index,
       match: rule.match,
-      pattern: compile(rule.match),
+      pattern: wildcardPattern(rule.match),
       types: new TypeMatcher(rule.types ?? ['text/html']),
       keep: rule.keep ?? defaultKeep,
       maxSize: rule.maxSize === undefined ? defaultDictionaryMaxSize : parseSize(rule.maxSize)!,
