@@ -9,9 +9,10 @@
  *
  * A rule's `match` is the URL pattern the browser is told (`Use-As-Dictionary:
  * match="…"`) and the one the server checks: a path starting with `/`, where
- * `*` stands for any characters (as in URLPattern's pathname). URLPattern's
- * other syntax (named groups, regular expressions, `?`, `+`, braces) is
- * refused, so what the server matches is exactly what the browser matches.
+ * `*` stands for any characters (as in URLPattern's pathname, whose reading
+ * of a repeated `*` is kept: ../http/wildcard.ts). URLPattern's other syntax
+ * (named groups, regular expressions, `?`, `+`, braces) is refused, so what
+ * the server matches is exactly what the browser matches.
  */
 import { appIdentity } from '../base/app-identity.ts';
 import { parseDuration } from '../base/duration.ts';
@@ -156,7 +157,7 @@ export function resolveDictionaries(value: unknown): readonly DictionaryRule[] {
     return {
       index,
       match: rule.match,
-      pattern: wildcardPattern(rule.match),
+      pattern: wildcardPattern(rule.match, '/'),
       types: new TypeMatcher(rule.types ?? ['text/html']),
       keep: rule.keep ?? defaultKeep,
       maxSize: rule.maxSize === undefined ? defaultDictionaryMaxSize : parseSize(rule.maxSize)!,
