@@ -1,7 +1,8 @@
 /**
  * `*` patterns, compiled by one function for every option that takes them:
  * the media types of `compressibleTypes` and `excludedTypes` (`'text/*'`,
- * `'*\/*+json'`) and the path patterns of `dictionaries` (`'/articles/*'`).
+ * `'*\/*+json'`), the path patterns of `dictionaries` (`'/articles/*'`) and
+ * the cookie names of `cacheIgnoreCookies` (`'_ga_*'`).
  * `*` stands for any run of characters, `/` included, as URLPattern's full
  * wildcard does (RFC 9842 match patterns are URLPatterns); everything else
  * stands for itself.
@@ -29,6 +30,20 @@ const escaped = (text: string): string => text.replace(special, '\\$&');
  * @example wildcardPattern('/assets/app.*.js', '/').test('/assets/app.3f9a.js') // true
  */
 export function wildcardPattern(pattern: string, prefix = ''): RegExp {
+  return new RegExp(`^${wildcardSource(pattern, prefix)}$`);
+}
+
+/**
+ * Several patterns as one RegExp over the whole text, matching what any of them matches.
+ *
+ * @example wildcardsPattern(['_ga', '_ga_*']).test('_ga_X1') // true
+ */
+export function wildcardsPattern(patterns: readonly string[]): RegExp {
+  return new RegExp(`^(?:${patterns.map((pattern) => wildcardSource(pattern)).join('|')})$`);
+}
+
+/** The RegExp source of one pattern, unanchored. */
+function wildcardSource(pattern: string, prefix = ''): string {
   let source = '';
   let at = 0;
   for (let star = pattern.indexOf('*'); star !== -1; star = pattern.indexOf('*', at)) {
@@ -43,5 +58,5 @@ export function wildcardPattern(pattern: string, prefix = ''): RegExp {
     } else source += `${escaped(literal)}.*`;
     at = end;
   }
-  return new RegExp(`^${source}${escaped(pattern.slice(at))}$`);
+  return source + escaped(pattern.slice(at));
 }

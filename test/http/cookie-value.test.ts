@@ -6,12 +6,16 @@
  * and against the real `cookies` package over generated headers, signed
  * reads included: the key holds the value and its `.sig`, so whatever
  * `ctx.cookies.get(NAME, { signed: true })` answers must follow from the two.
+ * And the Cookie header less the cookies `cacheIgnoreCookies` names
+ * (`withoutCookies`), cut by the same rule: the `cookies` package finds
+ * none of those afterwards, and reads every other cookie as before.
  */
 import test from 'ava';
 import Cookies from 'cookies';
 import fc from 'fast-check';
 import Keygrip from 'keygrip';
-import { ambiguousCookie, readCookie } from '../../src/http/cookies.ts';
+import { ambiguousCookie, analyticsCookies, readCookie, withoutCookies } from '../../src/http/cookies.ts';
+import { wildcardsPattern } from '../../src/http/wildcard.ts';
 
 /** What the `cookies` package (Koa's ctx.cookies) reads, unsigned. */
 function koaReads(header: string | undefined, name: string): string | undefined {
@@ -154,4 +158,68 @@ test('a signed read follows from the value and the signature read (property agai
   );
   t.true(read > 5000, `most headers were read, not bypassed (${read})`);
   t.true(signed > 300, `hundreds carried a valid signature (${signed})`);
+});
+
+test('without the ignored cookies, the cookies package finds none of them and reads every other as before (property, fixed seed)', (t) => {
+  const ignored = wildcardsPattern(analyticsCookies);
+  const ignoredNames = ['_ga', '_ga_X1Y2', '_gid', '__utmz', 'mp_abc_mixpanel'];
+  const otherNames = ['session', 'session.sig', 'other', '_gallery', 'mpx'];
+  const name = fc.constantFrom(...ignoredNames, ...otherNames);
+  const value = fc.constantFrom('', '1', 'GA1.2.3.4', '"a"', 'x=y', 'a b', '"', grip.sign('session=a'));
+  const pair = fc
+    .record({
+      name,
+      value,
+      before: fc.constantFrom('', '', ' ', '  ', '\t'),
+      quoted: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
+      noEquals: fc.integer({ min: 0, max: 19 }).map((n) => n === 0),
+      aroundEquals: fc.constantFrom('', '', ' ', '\t'),
+    })
+    .map(({ name: n, value: v, before, quoted, noEquals, aroundEquals }) => {
+      const spelled = quoted ? `"${n}"` : n;
+      return noEquals ? `${before}${spelled}` : `${before}${spelled}${aroundEquals}=${v}`;
+    });
+  const separator = fc.constantFrom(';', '; ', '; ', ';\t', ' ;', ',', ', ');
+  const header = fc
+    .array(fc.tuple(pair, separator), { minLength: 1, maxLength: 6 })
+    .map((pairs) => pairs.map(([p, sep], i) => (i === 0 ? p : sep + p)).join(''));
+  const signedRead = (h: string | undefined, n: string) => (h === undefined ? undefined : koaReadsSigned(h, n));
+  let changed = 0;
+  fc.assert(
+    fc.property(header, (h) => {
+      const kept = withoutCookies(h, ignored);
+      if (kept !== h) changed++;
+      else if (ignoredNames.some((n) => koaReads(h, n) !== undefined)) return false;
+      for (const n of ignoredNames) if (koaReads(kept, n) !== undefined) return false;
+      // A reader that trims white space and quotes around a name finds none either.
+      for (const piece of (kept ?? '').split(';'))
+        if (ignored.test(piece.split('=')[0]!.replace(/^[\s"]+|[\s"]+$/g, ''))) return false;
+      for (const n of otherNames) {
+        if (koaReads(kept, n) !== koaReads(h, n)) return false;
+        if (signedRead(kept, n) !== signedRead(h, n)) return false;
+      }
+      return withoutCookies(kept ?? '', ignored) === (kept ?? '');
+    }),
+    { seed: 6267, numRuns: 20_000 },
+  );
+  t.true(changed > 10_000, `most headers held an ignored cookie (${changed})`);
+});
+
+test('a visitor without the ignored cookies sends the header the others are left with', (t) => {
+  const ignored = wildcardsPattern(analyticsCookies);
+  t.is(withoutCookies('_ga=GA1.2.3; session=abc', ignored), 'session=abc');
+  t.is(withoutCookies('session=abc; _ga=GA1.2.3; _gid=7', ignored), 'session=abc');
+  t.is(withoutCookies('a=1; _ga_X1=2; b=3', ignored), 'a=1; b=3');
+  t.is(
+    withoutCookies('_ga=1; _gid=2', ignored),
+    undefined,
+    'nothing left: no header, as for a visitor without cookies',
+  );
+  const plain = 'session=abc; _gallery=1';
+  t.is(withoutCookies(plain, ignored), plain, 'nothing ignored: the very string');
+  t.is(
+    withoutCookies('_ga=1;\tsession=abc', ignored),
+    '\tsession=abc',
+    'a tab before a name stays: ctx.cookies.get did not read it, nor does it now',
+  );
 });
