@@ -29,7 +29,7 @@ import { enrol } from './observe/cluster.ts';
 import { prometheusText, registerOn } from './observe/prometheus.ts';
 import { countRoute, publishRequest } from './observe/request.ts';
 import { openTelemetry } from './observe/otel.ts';
-import { keyTablesBytes, keyTableBytesMax } from './cache/key.ts';
+import { keyTablesBytes, keyTableBytesMax, leaveOutIgnoredCookies } from './cache/key.ts';
 import { streaksBytesMax } from './encoding/changing.ts';
 import { sightingsBytesMax } from './encoding/memo.ts';
 import { queuedMaxBytes } from './encoding/upgrades.ts';
@@ -141,6 +141,7 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
     // An outer buffer() already reworks this request; a second pass would only redo its work.
     if (requestState(ctx)) return next();
     const state = openState(ctx, config, cache);
+    leaveOutIgnoredCookies(ctx, config.cacheIgnoreCookies, config.varyBy);
     ctx.bufferIsCached = bufferIsCached;
     try {
       try {

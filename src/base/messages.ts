@@ -41,6 +41,8 @@ export const defaultMessages = {
   option_excluded_types:
     "excludedTypes must be an array of media types (strings, wildcards such as 'text/*', RegExps or functions)",
   option_vary_by: 'varyBy must be an array of header names',
+  option_cache_ignore_cookies:
+    "cacheIgnoreCookies must be 'analytics' or an array of cookie names, each of which may end in * (a prefix)",
   option_cache_key: 'cacheKey must be a string or a function',
   option_cache:
     "cache must be true, a store with get(), set() and delete(), an LRUCache, a Keyv, an ioredis client, or a 'sqlite:PATH' or 'redis://' URL",

@@ -16,16 +16,43 @@
  * (`NAME.sig`) as Koa's `ctx.cookies.get` reads them (../http/cookies.ts),
  * absent (`-`) distinct from empty; a Cookie header readers could take
  * differently gives no key at all, {@link ambiguousCookie}, and the request
- * bypasses the cache.
+ * bypasses the cache. A plain `cookie` entry joins the whole header, as the
+ * application is given it: without the cookies of `cacheIgnoreCookies`
+ * ({@link leaveOutIgnoredCookies}).
  */
 import { createRequire } from 'node:module';
 import type { Context } from 'koa';
 import { md5 } from '../native/exports.ts';
 import { appIdentity } from '../base/app-identity.ts';
-import { ambiguousCookie, readCookie } from '../http/cookies.ts';
-import { requestHeaderLines } from '../http/headers.ts';
+import { ambiguousCookie, readCookie, withoutCookies } from '../http/cookies.ts';
+import { isGetOrHead, requestHeaderLines } from '../http/headers.ts';
 
 export { ambiguousCookie } from '../http/cookies.ts';
+
+/**
+ * Removes the cookies `ignored` names from the request's Cookie header
+ * (../http/cookies.ts, `withoutCookies`), when the key holds the whole
+ * header (`varyBy` has `cookie`) and the request is a GET or a HEAD, the
+ * requests whose pages are stored. Called before the application runs: the
+ * key is then made of the header it sees, and a page built for one visitor
+ * cannot hold another's ignored cookies, which Varnish gets by stripping
+ * them before it hashes. Headers set by code as a list are joined as Node
+ * joins Cookie lines.
+ *
+ * @param ctx - the request
+ * @param ignored - the `cacheIgnoreCookies` option as resolved; undefined does nothing
+ * @param varyBy - the `varyBy` option as resolved
+ */
+export function leaveOutIgnoredCookies(ctx: Context, ignored: RegExp | undefined, varyBy: readonly string[]): void {
+  if (ignored === undefined || !varyBy.includes('cookie') || !isGetOrHead(ctx.method)) return;
+  const headers = ctx.req.headers;
+  const header = headers.cookie as string | string[] | undefined;
+  if (header === undefined) return;
+  const kept = withoutCookies(typeof header === 'string' ? header : header.join('; '), ignored);
+  if (kept === header) return;
+  if (kept === undefined) delete headers.cookie;
+  else headers.cookie = kept;
+}
 
 /** What the key is made of, besides the request. */
 export interface KeyOptions {

@@ -6,7 +6,9 @@
  * s-maxage), and `stale-while-revalidate=` and `stale-if-error=` are the
  * windows; what it does not say comes from the options.
  */
-import { headerText } from '../http/headers.ts';
+import { maxDeltaSeconds, parseCacheControl } from '../http/cache-control.ts';
+
+export { maxDeltaSeconds } from '../http/cache-control.ts';
 
 /** An entry's TTL and stale windows, seconds. */
 export interface Lifetime {
@@ -16,15 +18,13 @@ export interface Lifetime {
 }
 
 /**
- * The longest lifetime an entry gets, seconds: RFC 9111 1.2.2 has a cache
- * take a delta-seconds value beyond the greatest integer it can represent
- * as 2^31 (68 years). Every TTL and window is held to it, whether from the
- * response, the options or a per-response value, so the stores get a whole
- * number of ms they accept (Redis refuses a PX it cannot parse as an
- * integer, and `1e+23` is not one) and Cache-Status an integer `ttl=`.
+ * The longest lifetime an entry gets is {@link maxDeltaSeconds}, the bound
+ * RFC 9111 1.2.2 puts on delta-seconds. Every TTL and window is held to it,
+ * whether from the response, the options or a per-response value, so the
+ * stores get a whole number of ms they accept (Redis refuses a PX it cannot
+ * parse as an integer, and `1e+23` is not one) and Cache-Status an integer
+ * `ttl=`.
  */
-export const maxDeltaSeconds = 2 ** 31;
-
 const bounded = (seconds: number): number => (seconds > maxDeltaSeconds ? maxDeltaSeconds : seconds);
 
 /**
@@ -40,31 +40,17 @@ export function boundedLifetime(lifetime: Lifetime): Lifetime {
   };
 }
 
-/** Delta-seconds (RFC 9111 1.2.2): digits only; a quoted value is tolerated, as RFC 9111 5.2 asks of recipients. */
-const deltaSeconds = /^"?(\d+)"?$/;
-
 /**
- * The numeric directives of a Cache-Control value, by lowercased name; the
- * first occurrence wins (RFC 9111 4.2.1: "the first occurrence should be
- * used"). A directive whose value is not delta-seconds is left out, so the
- * option's value applies. test/cache/lifetime.test.ts checks it against
- * http-cache-semantics.
+ * The numeric directives of a Cache-Control value, by lowercased name, as
+ * ../http/cache-control.ts reads them: the first occurrence that carries
+ * delta-seconds, at most 2^31. A directive whose value is not delta-seconds
+ * is left out, so the option's value applies. test/cache/lifetime.test.ts
+ * checks the lifetime against http-cache-semantics.
  *
  * @param value - the response's Cache-Control (a string, or the lines of a repeated header)
  */
-export function cacheControlSeconds(value: string | string[] | undefined): Map<string, number> {
-  const found = new Map<string, number>();
-  if (value === undefined) return found;
-  for (const part of headerText(value)!.split(',')) {
-    const at = part.indexOf('=');
-    if (at === -1) continue;
-    const name = part.slice(0, at).trim().toLowerCase();
-    const match = deltaSeconds.exec(part.slice(at + 1).trim());
-    if (match === null || found.has(name)) continue;
-    // Values beyond 2^31 mean "a very long time", and are taken as 2^31 (RFC 9111 1.2.2).
-    found.set(name, bounded(Number(match[1])));
-  }
-  return found;
+export function cacheControlSeconds(value: string | string[] | undefined): ReadonlyMap<string, number> {
+  return parseCacheControl(value).seconds;
 }
 
 /**

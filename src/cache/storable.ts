@@ -6,6 +6,7 @@
  * is no larger than `cacheMaxSize`.
  */
 import type { OutgoingHttpHeaders } from 'node:http';
+import { parseCacheControl } from '../http/cache-control.ts';
 import { headerText } from '../http/headers.ts';
 import { fieldsMax } from './vary-marker.ts';
 import type { SentHead } from '../http/sent-head.ts';
@@ -64,9 +65,9 @@ export function notStorableReason(response: StoreableResponse, options: Storable
   if (response.status !== 200) return 'STATUS';
   const headers = response.headers;
   if (headers['set-cookie'] !== undefined) return 'SET-COOKIE';
-  for (const directive of members(headers['cache-control'])) {
-    // A directive may carry a field list (private="set-cookie"); the response is still not for a shared cache.
-    const name = directive.split('=')[0]!.trim();
+  // The first of the two the response names is the reason given. A directive may carry a field
+  // list (private="set-cookie"); the response is still not for a shared cache.
+  for (const name of parseCacheControl(headers['cache-control']).directives.keys()) {
     if (name === 'no-store') return 'NO-STORE';
     if (name === 'private') return 'PRIVATE';
   }

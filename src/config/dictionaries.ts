@@ -9,15 +9,17 @@
  *
  * A rule's `match` is the URL pattern the browser is told (`Use-As-Dictionary:
  * match="…"`) and the one the server checks: a path starting with `/`, where
- * `*` stands for any characters (as in URLPattern's pathname). URLPattern's
- * other syntax (named groups, regular expressions, `?`, `+`, braces) is
- * refused, so what the server matches is exactly what the browser matches.
+ * `*` stands for any characters (as in URLPattern's pathname, whose reading
+ * of a repeated `*` is kept: ../http/wildcard.ts). URLPattern's other syntax
+ * (named groups, regular expressions, `?`, `+`, braces) is refused, so what
+ * the server matches is exactly what the browser matches.
  */
 import { appIdentity } from '../base/app-identity.ts';
 import { parseDuration } from '../base/duration.ts';
 import { md5 } from '../native/exports.ts';
 import { parseSize } from '../base/size.ts';
 import { isMediaTypeOption, TypeMatcher, type MediaTypeOption } from '../http/media-types.ts';
+import { wildcardPattern } from '../http/wildcard.ts';
 
 /** One rule as the option takes it. */
 export interface DictionaryRuleOption {
@@ -139,12 +141,6 @@ export function dictionariesProblem(value: unknown): string | undefined {
 /** An RFC 8941 sf-string. */
 const sfString = (text: string): string => `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 
-/** A pattern as a RegExp over the request path: `*` any characters, everything else itself. */
-function compile(match: string): RegExp {
-  const parts = match.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(`^${parts.join('.*')}$`);
-}
-
 /**
  * The rules of a valid `dictionaries` value (see {@link dictionariesProblem}), compiled; [] for off.
  *
@@ -161,7 +157,7 @@ export function resolveDictionaries(value: unknown, namespace: string = appIdent
     return {
       index,
       match: rule.match,
-      pattern: compile(rule.match),
+      pattern: wildcardPattern(rule.match, '/'),
       types: new TypeMatcher(rule.types ?? ['text/html']),
       keep: rule.keep ?? defaultKeep,
       maxSize: rule.maxSize === undefined ? defaultDictionaryMaxSize : parseSize(rule.maxSize)!,

@@ -42,6 +42,7 @@ import {
   hasMethods,
   headerName,
   hostName,
+  ignoredCookieName,
   isCacheUrl,
   isFlag,
   isLevels,
@@ -55,6 +56,7 @@ import {
 import {
   canonicalLevels,
   hostSet,
+  ignoredCookies,
   perResponseDuration,
   perResponseEncodings,
   resolveDuration,
@@ -461,6 +463,27 @@ export const schema = {
     resolve: (v, { default: fallback }) => (isNil(v) ? fallback : v.map(varyEntry)),
     // Only a list of header names gets here: anything else makes the request bypass the cache.
     perResponse: (v) => (v as readonly string[]).map(varyEntry),
+  }),
+  /**
+   * Cookies the key leaves out when `varyBy` holds the whole `cookie`:
+   * `'analytics'` (Google Analytics, Google Ads, Meta, Hotjar, Clarity,
+   * Mixpanel, Segment, Matomo, HubSpot: docs/cache.md lists them) or a list
+   * of names, a trailing `*` matching a prefix (`['_ga', '_ga_*']`). They are
+   * also removed from the Cookie header of GET and HEAD requests before the
+   * application sees it, so a page cannot differ by them: safe only when no
+   * page reads them on the server. @defaultValue none
+   */
+  cacheIgnoreCookies: registrationRow<string[] | 'analytics', RegExp | undefined>({
+    doc: "cookies left out of the key and out of the request: `'analytics'` or a list of names",
+    default: undefined,
+    check: {
+      key: 'option_cache_ignore_cookies',
+      ok: (v) =>
+        isNil(v) ||
+        v === 'analytics' ||
+        (Array.isArray(v) && v.every((name) => typeof name === 'string' && ignoredCookieName.test(name))),
+    },
+    resolve: ignoredCookies,
   }),
   /** Bytes; larger bodies are served but not stored. @defaultValue 8 MiB */
   cacheMaxSize: responseRow<number, number>({

@@ -112,3 +112,74 @@ export function readCookie(header: string | undefined, name: string): CookieRead
   if (signature === ambiguousCookie) return signature;
   return value === undefined && signature === undefined ? absent : { value, signature };
 }
+
+/**
+ * The cookies a `cacheIgnoreCookies: 'analytics'` leaves out: those the
+ * usual analytics and advertising scripts set for themselves and read in
+ * the browser, named as each vendor's own list of its cookies names them
+ * (a trailing `*` is a prefix): Google Analytics' "cookie usage on
+ * websites" (GA4 and Universal Analytics, `__utm*` of ga.js), the Google
+ * Ads conversion linker (`_gcl_*`), Meta's `_fbp`/`_fbc` parameters,
+ * Hotjar's cookie information, Microsoft Clarity's cookie list and UET
+ * (`_uet*`), the Mixpanel and Segment (analytics.js) libraries, Matomo's
+ * FAQ (`_pk_*`), HubSpot's cookie list and TikTok's pixel (`_ttp`). Varnish's
+ * cookie tutorials strip the same kind before hashing.
+ */
+export const analyticsCookies: readonly string[] = Object.freeze([
+  '_ga',
+  '_ga_*',
+  '_gid',
+  '_gat',
+  '_gat_*',
+  '_gac_*',
+  '_dc_gtm_*',
+  '__utm*',
+  '_gcl_*',
+  '_fbp',
+  '_fbc',
+  '_hj*',
+  '_clck',
+  '_clsk',
+  '_uetsid',
+  '_uetvid',
+  'mp_*',
+  'ajs_*',
+  '_pk_*',
+  '__hstc',
+  '__hssc',
+  '__hssrc',
+  'hubspotutk',
+  '_ttp',
+]);
+
+/**
+ * The Cookie header without the cookies `ignored` names, for a key that
+ * holds the whole header and an application that must not see them. It is
+ * cut by the rule {@link readCookie} reads by: at each `;`, as `cookies`
+ * splits it, each piece kept or left out whole. A piece is left out when its
+ * name, in any spelling a reader could take (white space and quotes around
+ * it trimmed), is an ignored one, so no reader finds an ignored cookie
+ * afterwards; a piece `cookies` reads as another cookie keeps its text, so
+ * every other cookie reads as it did. The spaces that led the first piece
+ * kept go, which `cookies` skips anyway: a visitor without the ignored
+ * cookies sends the same header.
+ *
+ * @param header - the request's Cookie header as Node gives it
+ * @param ignored - matches the names left out (the whole name)
+ * @returns the header, the very string when nothing was left out, undefined when nothing is left
+ * @example withoutCookies('_ga=GA1.2.3; session=abc', /^_ga$/) // 'session=abc'
+ */
+export function withoutCookies(header: string, ignored: RegExp): string | undefined {
+  let kept: string | undefined;
+  let left = false;
+  for (const piece of header.split(';')) {
+    const equals = piece.indexOf('=');
+    if (ignored.test(trimmed(equals < 0 ? piece : piece.slice(0, equals), true))) left = true;
+    else kept = kept === undefined ? piece : `${kept};${piece}`;
+  }
+  if (!left) return header;
+  if (kept === undefined) return undefined;
+  let start = 0;
+  while (kept.charCodeAt(start) === 0x20) start++;
+  return start === kept.length ? undefined : kept.slice(start);
+}

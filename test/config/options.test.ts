@@ -48,6 +48,11 @@ const rows: Array<[string, unknown, string]> = [
   ['option_vary_by', { varyBy: 'cookie' }, 'varyBy must be an array of header names'],
   ['option_vary_by', { varyBy: ['cookie', ''] }, 'varyBy must be an array of header names'],
   ['option_vary_by', { varyBy: ['accept language'] }, 'varyBy must be an array of header names'],
+  [
+    'option_cache_ignore_cookies',
+    { cacheIgnoreCookies: ['_ga', 'a b'] },
+    "cacheIgnoreCookies must be 'analytics' or an array of cookie names",
+  ],
   ['option_cache_key', { cacheKey: 42 }, 'cacheKey must be a string or a function'],
   ['option_cache', { cache: { get() {}, set() {} } }, 'cache must be true, a store with get(), set() and delete()'],
   ['option_cache', { cache: 'memcached://x' }, 'cache must be true'],
@@ -168,6 +173,7 @@ test('undefined is accepted for every other option', (t) => {
   const others = [
     'cache',
     'cacheDuration',
+    'cacheIgnoreCookies',
     'cacheKey',
     'cacheLock',
     'cacheLockDir',
@@ -219,6 +225,8 @@ test('every documented form of a valid value is accepted', (t) => {
     { excludedTypes: [] },
     { varyBy: [] },
     { varyBy: ['Accept-Language', 'cookie'] },
+    { cacheIgnoreCookies: 'analytics' },
+    { cacheIgnoreCookies: ['_ga', '_ga_*'] },
     { cache: true },
     { cache: new Map() }, // an object that keeps nothing is refused at start-up (test/cache/cache-stores.test.ts)
     { cache: 'sqlite:/tmp/x.db' },
