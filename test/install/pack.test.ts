@@ -68,6 +68,17 @@ withNpm('the tarball holds the licence, the built code, the install step and the
   t.log(`${packed.files.length} files, ${packed.size} bytes packed, ${packed.unpackedSize} unpacked`);
 });
 
+test("the README's Install section names the tarball npm pack writes for this version", (t) => {
+  const { name, version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    name: string;
+    version: string;
+  };
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const install = /^## Install\n([\s\S]*?)^## /m.exec(readme)?.[1] ?? '';
+  const named = new Set(install.match(/koa-buffer-[\w.-]+\.tgz/g));
+  t.deepEqual([...named], [`${name}-${version}.tgz`]);
+});
+
 withNpm('LICENSE is the GNU GPL version 2, as package.json licenses it (GPL-2.0-or-later)', (t) => {
   const licence = readFileSync(join(packed.root, 'LICENSE'), 'utf8');
   t.regex(licence, /^\s*GNU GENERAL PUBLIC LICENSE\s+Version 2, June 1991/);
