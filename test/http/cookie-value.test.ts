@@ -156,7 +156,8 @@ test('a signed read follows from the value and the signature read (property agai
     }),
     { seed: 6266, numRuns: 20_000 },
   );
-  t.true(read > 5000, `most headers were read, not bypassed (${read})`);
+  // Two of the five values are quoted, and a quoted value bypasses (Koa 2.13's reader keeps the quotes).
+  t.true(read > 4000, `most headers were read, not bypassed (${read})`);
   t.true(signed > 300, `hundreds carried a valid signature (${signed})`);
 });
 
