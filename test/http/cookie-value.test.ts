@@ -158,7 +158,7 @@ test('a signed read follows from the value and the signature read (property agai
   );
   // Two of the five values are quoted, and a quoted value bypasses (Koa 2.13's reader keeps the quotes).
   t.true(read > 4000, `most headers were read, not bypassed (${read})`);
-  t.true(signed > 300, `hundreds carried a valid signature (${signed})`);
+  t.true(signed > 200, `hundreds carried a valid signature (${signed})`);
 });
 
 test('without the ignored cookies, the cookies package finds none of them and reads every other as before (property, fixed seed)', (t) => {
