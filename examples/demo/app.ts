@@ -4,7 +4,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import Koa, { type Middleware } from 'koa';
-import { buffer } from '../../src/index.ts'; // in an application: from 'koa-buffer'
+import { buffer } from 'koa-buffer';
 import { articlePage } from './pages/article.ts';
 import { countersApi, metricsPath, statsPath } from './metrics.ts';
 import { buildsApi, dashboardScript, dashboardStyle } from './pages/dashboard.ts';

@@ -4,8 +4,9 @@
  *
  * Koa's `ctx.cookies.get(NAME)` (the `cookies` package) takes the first
  * `;`-separated part that, after spaces (not tabs), starts with `NAME=`
- * exactly, its value up to the next `;` untrimmed, and drops the first and
- * last character when the value starts with a quote. Other readers differ:
+ * exactly, its value up to the next `;` untrimmed; when the value starts
+ * with a quote, `cookies` 0.9 (Koa 2.15 and later) drops its first and last
+ * character, and 0.8 (Koa 2.13 and 2.14) keeps them. Other readers differ:
  * the `cookie` package and browsers trim tabs and spaces around the name,
  * some split on `,` too. A key that reads one way while the page was built
  * from another lets a crafted header (`session =; session=ATTACKER`) file
@@ -13,7 +14,8 @@
  * value is read exactly as `cookies` reads it, and a header on which any
  * reading could find another value bypasses the cache: one that names the
  * cookie more than once in any spelling, names it where `cookies` does not
- * look, or holds a value that trimming or unquoting would change.
+ * look, or holds a value that trimming or unquoting would change (a quoted
+ * one included, which Koa itself reads two ways).
  *
  * A signed read (`ctx.cookies.get(NAME, {signed: true})`, as koa-session
  * reads its cookie) also reads `NAME.sig`, by the same rule, so its value is
@@ -54,11 +56,6 @@ function strictStart(part: string): number {
   return at;
 }
 
-/** How `cookies` unquotes: a value starting with a quote loses its first and last character. */
-function unquotedAsCookies(value: string): string {
-  return value[0] === '"' ? value.slice(1, -1) : value;
-}
-
 /** How a trimming reader unquotes: only a value quoted at both ends. */
 function unquotedLoosely(value: string): string {
   const bare = trimmed(value, false);
@@ -86,8 +83,10 @@ function readOne(header: string, name: string): string | undefined | typeof ambi
   }
   if (named === 0) return undefined;
   if (named > 1 || strict === undefined) return ambiguousCookie;
-  const value = unquotedAsCookies(strict);
-  return value === unquotedLoosely(strict) ? value : ambiguousCookie;
+  // Koa 2.15 and later read a value that starts with a quote without its first and last character, earlier
+  // Koa 2 whole: the key cannot know which the page was built from.
+  if (strict[0] === '"') return ambiguousCookie;
+  return strict === unquotedLoosely(strict) ? strict : ambiguousCookie;
 }
 
 /**

@@ -47,8 +47,8 @@ const rows: Array<[header: string | undefined, expected: string, why: string]> =
   ['a=1; session=abc; b=2', 'abc', 'among others'],
   ['a=1;session=abc', 'abc', 'no space after the separator'],
   ['session=', '', 'empty is a value of its own, as ctx.cookies.get reads an empty string'],
-  ['session=""', '', 'quotes dropped'],
-  ['session="abc"', 'abc', 'quotes dropped'],
+  ['session=""', 'bypass', 'quoted: Koa 2.15+ drops the quotes, Koa 2.13 and 2.14 keep them'],
+  ['session="abc"', 'bypass', 'quoted, read two ways by Koa itself'],
   ['Session=abc', '-', 'names are case-sensitive, for Koa as for browsers'],
   ['Session=x; session=abc', 'abc', 'a case variant is another cookie'],
   ['xsession=1; sessionx=2', '-', 'longer names are other cookies'],
@@ -62,7 +62,7 @@ const rows: Array<[header: string | undefined, expected: string, why: string]> =
   ['\tsession=abc', 'bypass', 'a spelling ctx.cookies.get does not see'],
   ['session\t=abc', 'bypass', 'white space before ='],
   ['session= abc', 'bypass', 'white space a trimming reader drops'],
-  ['session="abc', 'bypass', 'ctx.cookies.get cuts an opening quote and the last character'],
+  ['session="abc', 'bypass', 'ctx.cookies.get (Koa 2.15+) cuts an opening quote and the last character'],
   ['session="', 'bypass', 'a lone quote'],
   ['session', 'bypass', 'a name without =, which some readers take as a value'],
   ['koa.sess=abc', '-', 'another cookie'],
@@ -156,8 +156,9 @@ test('a signed read follows from the value and the signature read (property agai
     }),
     { seed: 6266, numRuns: 20_000 },
   );
-  t.true(read > 5000, `most headers were read, not bypassed (${read})`);
-  t.true(signed > 300, `hundreds carried a valid signature (${signed})`);
+  // Two of the five values are quoted, and a quoted value bypasses (Koa 2.13's reader keeps the quotes).
+  t.true(read > 4000, `most headers were read, not bypassed (${read})`);
+  t.true(signed > 200, `hundreds carried a valid signature (${signed})`);
 });
 
 test('without the ignored cookies, the cookies package finds none of them and reads every other as before (property, fixed seed)', (t) => {
