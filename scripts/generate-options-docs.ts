@@ -90,7 +90,8 @@ export function optionDocs(): OptionDoc[] {
     const text = written.get(name);
     if (text === undefined) throw new Error(`${schemaPath}: no source text found for ${name}`);
     if (text.description === '') throw new Error(`${schemaPath}: ${name} has no TSDoc`);
-    const message = builtinMessages.text(row.check.key, { name });
+    // The value a message shows is the one given, so the reference shows where it goes.
+    const message = builtinMessages.text(row.check.key, { name, value: '…' });
     return { name, scope: row.scope, summary: row.doc, ...text, key: row.check.key, message };
   });
 }
@@ -132,8 +133,8 @@ async function format(text: string, path: string): Promise<string> {
 /** docs/options.md. */
 async function reference(docs: readonly OptionDoc[]): Promise<string> {
   const sections = docs.map((doc) => {
-    // A message made only of its placeholder (the dictionaries rule's) says nothing until it is filled.
-    const refused = /^%\{\w+\}$/.test(doc.message) ? `\`${doc.key}\`` : `\`${doc.key}\`: ${doc.message}`;
+    // A message that starts with its inner problem (the dictionaries rule's) says nothing until it is filled.
+    const refused = doc.message.startsWith('%{problem}') ? `\`${doc.key}\`` : `\`${doc.key}\`: ${doc.message}`;
     return `## \`${doc.name}\`
 
 ${doc.description}
@@ -154,7 +155,9 @@ only, and the checks that look at several options (\`cacheLock\` with
 \`cacheLockDir\`, a lock's ttl against \`cacheLockTimeout\`, coding names,
 \`adaptiveCompression\` with \`compressionLevels\`) after all the others. A
 problem is thrown as a \`BufferOptionError\` whose \`key\` is the catalog key
-listed under "refused with" (the \`messages\` option rewords it).
+listed under "refused with" (the \`messages\` option rewords it), and whose
+message names the option and the value it got, shortened, with a URL's
+password and the values of keys such as \`password\` shown as \`***\`.
 
 Where an option may be set:
 

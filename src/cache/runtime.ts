@@ -5,7 +5,7 @@
  * connect, nor a SQLite file appear, before a request needs it), and the
  * table of flights in this process.
  */
-import { errorText } from '../base/describe.ts';
+import { errorText, maskSecrets, shownValue } from '../base/describe.ts';
 import { BufferOptionError } from '../base/errors.ts';
 import { FileLock } from '../locks/file-lock.ts';
 import type { CacheLock, ResolvedOptions } from '../config/options.ts';
@@ -91,15 +91,16 @@ export class CacheRuntime implements FlightContext {
     if (isKnownStore(store)) return;
     const found = probeStore(store);
     if (found === undefined) return;
+    const args = { name: 'cache', value: shownValue(option) };
     if (!(found instanceof Promise))
-      throw new BufferOptionError('option_cache_store', { problem: found.problem }, messages);
+      throw new BufferOptionError('option_cache_store', { ...args, problem: found.problem }, messages);
     void found.then((late) => {
       if (late === undefined) return;
       if (late.thrown) {
         this.log.logger.warn(messages.text('log_cache_probe_failed', { problem: late.problem }));
         return;
       }
-      this.#refused = messages.text('option_cache_store', { problem: late.problem });
+      this.#refused = messages.text('option_cache_store', { ...args, problem: late.problem });
       this.log.error('log_cache_store_refused', { problem: late.problem });
     });
   }
@@ -247,5 +248,5 @@ function isKnownStore(store: CacheStore): boolean {
 /** A `cache` value for a log line, a Redis password hidden. */
 function shownCacheOption(option: unknown): string {
   if (typeof option !== 'string') return String(option);
-  return JSON.stringify(option.replace(/\/\/([^/@]*):[^/@]*@/, '//$1:***@'));
+  return JSON.stringify(maskSecrets(option));
 }

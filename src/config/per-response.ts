@@ -13,7 +13,7 @@
  * application put there (a getter or a proxy that throws) throws from here.
  */
 import type { Context } from 'koa';
-import { errorText, valueLiteral } from '../base/describe.ts';
+import { errorText, shownValue } from '../base/describe.ts';
 import {
   perResponseRefusal,
   readOverride,
@@ -92,9 +92,10 @@ export function refusalArgs(
 ): Record<string, string | undefined> {
   try {
     const error = refusal.error === undefined ? undefined : errorText(refusal.error);
-    const problem = messages.text(refusal.key, { ...refusal.args, name: refusal.name, error });
-    const text = error === undefined ? valueLiteral(refusal.value) : 'unreadable';
-    return { where: setIn, name: refusal.name, value: text.length > 80 ? `${text.slice(0, 80)}…` : text, problem };
+    // Shown short and without secrets: a refused value may be a Redis URL with its password.
+    const value = error === undefined ? shownValue(refusal.value) : 'unreadable';
+    const problem = messages.text(refusal.key, { name: refusal.name, value, error, ...refusal.args });
+    return { where: setIn, name: refusal.name, value, problem };
   } catch {
     // What was thrown cannot itself be described (a proxy): the line still names the option.
     return { where: setIn, name: refusal.name, value: 'unreadable', problem: refusal.key };
@@ -134,13 +135,14 @@ export function layCallOverrides(ctx: Context, overrides: unknown, config: Resol
         continue;
       }
       const read = readOverrideValue(overrides, name);
-      const key = 'error' in read ? 'override_unreadable' : perResponseRefusal(name, read.value, config);
-      if (key !== undefined) {
+      const problem = 'error' in read ? { key: 'override_unreadable' } : perResponseRefusal(name, read.value, config);
+      if (problem !== undefined) {
         const refusal = {
           name,
           value: 'value' in read ? read.value : undefined,
-          key,
+          key: problem.key,
           error: (read as { error?: unknown }).error,
+          args: problem.args,
         };
         logger.warn(messages.text('log_override_refused', refusalArgs(setByCall, refusal, messages)));
       } else if ((read as { value: unknown }).value !== undefined) accepted[name] = (read as { value: unknown }).value;

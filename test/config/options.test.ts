@@ -8,6 +8,7 @@ import test from 'ava';
 import { BufferOptionError } from '../../src/base/errors.ts';
 import { optionProblem as problem } from '../helpers/caught.ts';
 import { bufferSection } from '../../src/config/section.ts';
+import { RedisLock } from '../../src/locks/redis-lock.ts';
 
 const lock = { acquire: () => [{}, undefined], release: () => [true, undefined] };
 
@@ -106,7 +107,7 @@ test('only the first problem in ASCII order of option names is reported', (t) =>
   t.is(problem({ encodings: 5, cache: 5 })?.key, 'option_cache', 'cache sorts before encodings');
   t.is(
     problem({ generateEtag: 'x', generate304: 'x' })?.message,
-    'koa-buffer: generate304 must be a true or false value',
+    'koa-buffer: generate304 must be a true or false value, not "x"',
     "'3' sorts before 'E'",
   );
   t.is(
@@ -264,8 +265,30 @@ test('bufferSection accepts only the four declarable options', (t) => {
   }
   t.is(
     t.throws(() => bufferSection({ optimiseContent: 5 as never }))?.message,
-    'koa-buffer: optimiseContent must be 0, 1 or 2',
+    'koa-buffer: optimiseContent must be 0, 1 or 2, not 5',
   );
   t.is((t.throws(() => bufferSection({ compressContent: 'no' as never })) as BufferOptionError).key, 'option_flag');
   t.is((t.throws(() => bufferSection('x' as never)) as BufferOptionError).key, 'options_not_hash');
+});
+
+test('an option error names the option and the value it got, shortened, and never a password', (t) => {
+  t.is(
+    problem({ cacheDuration: 'ten minutes' })?.message,
+    'koa-buffer: cacheDuration must be a duration (seconds, or e.g. "10 minutes"), not "ten minutes"',
+  );
+  t.is(
+    problem({ compressionLevels: { br: 12 } })?.message,
+    'koa-buffer: compressionLevels must be an object of levels by coding (br 0–11, zstd 1–22, gzip 0–9, deflate 0–9), not { br: 12 }',
+  );
+  t.is(
+    problem({ encodings: ['br', 'lzma'] })?.message,
+    'koa-buffer: unknown encoding \'lzma\' in encodings (["br", "lzma"])',
+  );
+  const cache = problem({ cache: 'memcached://admin:hunter2@cache.internal:11211' })!.message;
+  t.true(cache.endsWith(', not "memcached://admin:***@cache.internal:11211"'), cache);
+  const lock = t.throws(() => new RedisLock({ redis: 'http://:hunter2@cache.internal' as never }))!.message;
+  t.true(lock.endsWith('not "http://:***@cache.internal"'), lock);
+  const long = problem({ templatePaths: 'x'.repeat(500) })!.message;
+  t.true(long.length < 200 && long.endsWith('…"'), long);
+  t.is(problem('optimiseContent=1')?.message, 'koa-buffer: options must be an object, not "optimiseContent=1"');
 });

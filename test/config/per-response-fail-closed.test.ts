@@ -114,6 +114,18 @@ test('ctx.bufferIsCached() with overrides it cannot use answers, logs one line e
   t.is(log.count(/varyBy/), 1);
 });
 
+test('a refused per-response value is shown in its log line without a password it holds', async (t) => {
+  const { server, log } = await accountSite(t, {}, (ctx) => {
+    ctx.state.buffer = { cache: 'memcached://admin:hunter2@cache.internal:11211' };
+    return ctx.bufferIsCached();
+  });
+  t.is((await as(server, 'alice')).status, 200);
+  const lines = log.lines.map((line) => line.message).filter((line) => line.includes('ignored cache '));
+  t.is(lines.length, 1, JSON.stringify(log.lines));
+  t.true(lines[0]!.includes('"memcached://admin:***@cache.internal:11211"'), lines[0]);
+  t.false(JSON.stringify(log.lines).includes('hunter2'), 'the password is in no line');
+});
+
 test('overrides that throw when read are ignored: the page is served, never a 500', async (t) => {
   const throwing = new Proxy(
     {},

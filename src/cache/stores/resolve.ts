@@ -3,6 +3,7 @@
  * URL string, or a store object given as is.
  */
 import { resolve as resolvePath } from 'node:path';
+import { shownValue } from '../../base/describe.ts';
 import { BufferOptionError } from '../../base/errors.ts';
 import type { Messages } from '../../base/messages.ts';
 import { isCacheStore, type CacheStore } from '../../base/store.ts';
@@ -60,13 +61,17 @@ export function resolveStore(
       try {
         return new RedisStore({ url: option });
       } catch (error) {
-        if (error instanceof TypeError) throw new BufferOptionError('option_cache', {}, messages);
+        if (error instanceof TypeError) throw notACache(option, messages);
         throw error;
       }
     }
   }
-  throw new BufferOptionError('option_cache', {}, messages);
+  throw notACache(option, messages);
 }
+
+/** The error for a `cache` value that names no store, showing it without a password it may hold. */
+const notACache = (option: unknown, messages: Messages | undefined): BufferOptionError =>
+  new BufferOptionError('option_cache', { name: 'cache', value: shownValue(option) }, messages);
 
 /** The byte budget of the in-memory store by default: 64 MiB. */
 export const defaultMemoryBytes = 64 * 1024 * 1024;
