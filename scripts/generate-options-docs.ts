@@ -150,14 +150,16 @@ ${doc.description}
 <!-- ${banner} -->
 
 Every option of \`buffer()\` is optional. \`buffer()\` validates them once:
-names in ASCII order, unknown names at their place in it, the first problem
-only, and the checks that look at several options (\`cacheLock\` with
-\`cacheLockDir\`, a lock's ttl against \`cacheLockTimeout\`, coding names,
-\`adaptiveCompression\` with \`compressionLevels\`) after all the others. A
-problem is thrown as a \`BufferOptionError\` whose \`key\` is the catalog key
-listed under "refused with" (the \`messages\` option rewords it), and whose
-message names the option and the value it got, shortened, with a URL's
-password and the values of keys such as \`password\` shown as \`***\`.
+names in ASCII order, unknown names at their place in it (naming the
+option a misspelt name most likely meant: \`cacheDurration\` gets "did you
+mean cacheDuration?"), the first problem only, and the checks that look at
+several options (\`cacheLock\` with \`cacheLockDir\`, a lock's ttl against
+\`cacheLockTimeout\`, coding names, \`adaptiveCompression\` with
+\`compressionLevels\`) after all the others. A problem is thrown as a
+\`BufferOptionError\` whose \`key\` is the catalog key listed under "refused
+with" (the \`messages\` option rewords it), and whose message names the
+option and the value it got, shortened, with a URL's password and the
+values of keys such as \`password\` shown as \`***\`.
 
 Where an option may be set:
 

@@ -95,8 +95,12 @@ export function maskSecrets(text: string): string {
   );
 }
 
-/** A key of an object as code would write it. */
-const shownKey = (key: string): string => (/^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(cut(key, 30)));
+/**
+ * A key of an object as code would write it: bare when it is an
+ * identifier, else quoted and cut, so that a name holding a line break
+ * cannot forge a log line.
+ */
+export const shownKey = (key: string): string => (/^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(cut(key, 30)));
 
 function shownPart(value: unknown, depth: number): string {
   if (typeof value === 'string') return JSON.stringify(cut(maskSecrets(value), shownStringMax));

@@ -26,7 +26,9 @@ export type MessageArgs = Record<string, unknown>;
 export const defaultMessages = {
   // Option validation; thrown as BufferOptionError.
   options_not_hash: 'options must be an object, not %{value}',
-  unknown_option: "unknown option '%{name}'",
+  unknown_option: 'unknown option %{name}%{hint}',
+  // The %{hint} of unknown_option when a known option is close enough to be what was meant; else the hint is empty.
+  unknown_option_hint: '; did you mean %{suggestion}?',
   option_flag: '%{name} must be a true or false value, not %{value}',
   option_optimise_content: '%{name} must be 0, 1 or 2, not %{value}',
   option_last_modified: '%{name} must be false, true, an epoch, a date string or a function, not %{value}',

@@ -6,12 +6,12 @@
 import { shownValue } from '../base/describe.ts';
 import { BufferOptionError } from '../base/errors.ts';
 import { defaultLogger, type Logger } from '../base/logger.ts';
-import { isMessageOverrides, Messages } from '../base/messages.ts';
+import { builtinMessages, isMessageOverrides, Messages } from '../base/messages.ts';
 import { isNil, isPlainObject } from './checks.ts';
 import type { ResolvedOptions } from './option-types.ts';
 import type { PerResponseRow, ResolveFrom, Row } from './row.ts';
 import { namesIn, rowOf, schema } from './schema.ts';
-import { checkEach, checkTogether, optionArgs } from './validate.ts';
+import { checkEach, checkTogether, optionArgs, unknownOptionArgs } from './validate.ts';
 
 // The contracts of the `cache` and `cacheLock` options are declared once, beside their implementations.
 export type { CacheStore } from '../base/store.ts';
@@ -77,7 +77,8 @@ export function resolveSection(declared: unknown): Partial<ResolvedOptions> {
   if (!isPlainObject(declared)) throw new BufferOptionError('options_not_hash', { value: shownValue(declared) });
   const out: Partial<Record<string, unknown>> = {};
   for (const name of Object.keys(declared).sort()) {
-    if (!declarable.has(name)) throw new BufferOptionError('unknown_option', { name });
+    if (!declarable.has(name))
+      throw new BufferOptionError('unknown_option', unknownOptionArgs(name, declarable, builtinMessages));
     const value = declared[name];
     const row = rowOf(name) as PerResponseRow<unknown, unknown, 'section'>;
     if (!row.check.ok(value)) throw new BufferOptionError(row.check.key, optionArgs(name, value));

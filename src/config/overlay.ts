@@ -8,7 +8,8 @@
 import type { ResolvedOptions } from './option-types.ts';
 import type { PerResponseRow } from './row.ts';
 import { namesIn, rowOf, schema } from './schema.ts';
-import { checkTogetherPerResponse, type OptionProblem } from './validate.ts';
+import { builtinMessages } from '../base/messages.ts';
+import { checkTogetherPerResponse, unknownOptionArgs, type OptionProblem } from './validate.ts';
 
 /** `ctx.state.buffer` read as the README says: off, nothing set, or an object of overrides. */
 export type ResponseOverride =
@@ -48,6 +49,9 @@ export interface Refusal {
   readonly args?: Readonly<Record<string, unknown>>;
 }
 
+/** The options a per-response value may set: those a misspelt name there is compared with. */
+const settable: readonly string[] = [...namesIn('section'), ...namesIn('response')];
+
 /**
  * The problem `buffer()` would report for option `name` set to `value`
  * (its catalog key, and the placeholders a check that looks at two options
@@ -61,7 +65,8 @@ export interface Refusal {
  */
 export function perResponseRefusal(name: string, value: unknown, base?: ResolvedOptions): OptionProblem | undefined {
   const check = rowOf(name)?.check;
-  if (check === undefined) return { key: 'unknown_option' };
+  if (check === undefined)
+    return { key: 'unknown_option', args: unknownOptionArgs(name, settable, base?.messages ?? builtinMessages) };
   // Per response, undefined means off or none, where buffer() refuses it too; but no varyBy is a key for everyone.
   if (value === undefined) return name === 'varyBy' ? { key: schema.varyBy.check.key } : undefined;
   try {

@@ -13,7 +13,7 @@
  * application put there (a getter or a proxy that throws) throws from here.
  */
 import type { Context } from 'koa';
-import { errorText, shownValue } from '../base/describe.ts';
+import { errorText, shownKey, shownValue } from '../base/describe.ts';
 import {
   perResponseRefusal,
   readOverride,
@@ -94,11 +94,14 @@ export function refusalArgs(
     const error = refusal.error === undefined ? undefined : errorText(refusal.error);
     // Shown short and without secrets: a refused value may be a Redis URL with its password.
     const value = error === undefined ? shownValue(refusal.value) : 'unreadable';
-    const problem = messages.text(refusal.key, { name: refusal.name, value, error, ...refusal.args });
-    return { where: setIn, name: refusal.name, value, problem };
+    // A name that is no identifier is quoted: a key holding a line break must not forge a log line.
+    const name = refusal.name === undefined ? undefined : shownKey(refusal.name);
+    const problem = messages.text(refusal.key, { name, value, error, ...refusal.args });
+    return { where: setIn, name, value, problem };
   } catch {
     // What was thrown cannot itself be described (a proxy): the line still names the option.
-    return { where: setIn, name: refusal.name, value: 'unreadable', problem: refusal.key };
+    const name = refusal.name === undefined ? undefined : shownKey(refusal.name);
+    return { where: setIn, name, value: 'unreadable', problem: refusal.key };
   }
 }
 

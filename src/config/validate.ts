@@ -4,12 +4,13 @@
  * it, only the first problem is reported, and the checks that look at
  * several options come last. Each option's own check is its schema row's.
  */
-import { shownValue } from '../base/describe.ts';
+import { shownKey, shownValue } from '../base/describe.ts';
 import { BufferOptionError } from '../base/errors.ts';
 import type { MessageArgs, Messages } from '../base/messages.ts';
 import type { CacheLock } from '../locks/protocol.ts';
 import { canonicalCoding } from '../http/negotiate.ts';
 import { isNil } from './checks.ts';
+import { nearestName } from './nearest.ts';
 import type { ResolvedOptions } from './option-types.ts';
 import { rowOf, schema } from './schema.ts';
 
@@ -29,13 +30,27 @@ export const optionArgs = (name: string, value: unknown, more?: MessageArgs): Me
   ...more,
 });
 
+/**
+ * The placeholders of `unknown_option`: the name as given (quoted when it is
+ * no identifier) and, when one of `known` is close enough to be what was
+ * meant, the hint naming it.
+ */
+export function unknownOptionArgs(name: string, known: Iterable<string>, messages: Messages): MessageArgs {
+  const suggestion = nearestName(name, known);
+  return {
+    name: shownKey(name),
+    hint: suggestion === undefined ? '' : messages.text('unknown_option_hint', { suggestion }),
+  };
+}
+
 /** The first problem among the named options, checked in ASCII order; throws it. */
 export function checkEach(options: Record<string, unknown>, messages: Messages): void {
   // Array#sort compares UTF-16 code units, which for ASCII names is ASCII order.
   for (const name of Object.keys(options).sort()) {
     const check = rowOf(name)?.check;
     const value = options[name];
-    if (check === undefined) throw new BufferOptionError('unknown_option', { name }, messages);
+    if (check === undefined)
+      throw new BufferOptionError('unknown_option', unknownOptionArgs(name, Object.keys(schema), messages), messages);
     if (!check.ok(value))
       throw new BufferOptionError(check.key, optionArgs(name, value, { problem: check.problem?.(value) }), messages);
   }

@@ -10,7 +10,7 @@ test('an unknown key yields the key itself', (t) => {
 });
 
 test('a placeholder without an argument stays as written', (t) => {
-  t.is(builtinMessages.text('unknown_option'), "unknown option '%{name}'");
+  t.is(builtinMessages.text('unknown_option'), 'unknown option %{name}%{hint}');
 });
 
 test('an override replaces the built-in text and may hold any character', (t) => {

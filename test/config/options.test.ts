@@ -18,7 +18,7 @@ const rows: Array<[string, unknown, string]> = [
   ['options_not_hash', [], 'options must be an object'],
   ['options_not_hash', null, 'options must be an object'],
   ['options_not_hash', new Map(), 'options must be an object'],
-  ['unknown_option', { optimizeContent: 1 }, "unknown option 'optimizeContent'"],
+  ['unknown_option', { optimizeContent: 1 }, 'unknown option optimizeContent; did you mean optimiseContent?'],
   ['option_flag', { compressContent: 'yes' }, 'compressContent must be a true or false value'],
   ['option_flag', { rewriteLinks: {} }, 'rewriteLinks must be a true or false value'],
   ['option_flag', { generateEtag: 2 }, 'generateEtag must be a true or false value'],
@@ -128,7 +128,7 @@ test('an unknown option is reported at its place in the sorted order', (t) => {
   t.is(problem({ zoom: 1, cache: 5 })?.key, 'option_cache', 'zoom sorts after cache');
   t.is(
     problem({ aardvark: 1, cache: 5 })?.message,
-    "koa-buffer: unknown option 'aardvark'",
+    'koa-buffer: unknown option aardvark',
     'aardvark sorts before cache',
   );
   t.is(problem({ cacheX: 1, cacheDuration: 'bad' })?.key, 'option_cache_duration', "'D' sorts before 'X'");
@@ -261,7 +261,7 @@ test('bufferSection accepts only the four declarable options', (t) => {
   for (const name of ['generateEtag', 'generate304', 'cache', 'encodings', 'lastModified']) {
     const error = t.throws(() => bufferSection({ [name]: true } as never), { instanceOf: BufferOptionError });
     t.is(error?.key, 'unknown_option', `${name} is not declarable`);
-    t.is(error?.message, `koa-buffer: unknown option '${name}'`);
+    t.is(error?.message, `koa-buffer: unknown option ${name}`);
   }
   t.is(
     t.throws(() => bufferSection({ optimiseContent: 5 as never }))?.message,
@@ -291,4 +291,36 @@ test('an option error names the option and the value it got, shortened, and neve
   const long = problem({ templatePaths: 'x'.repeat(500) })!.message;
   t.true(long.length < 200 && long.endsWith('…"'), long);
   t.is(problem('optimiseContent=1')?.message, 'koa-buffer: options must be an object, not "optimiseContent=1"');
+});
+
+test('an unknown option names the nearest known one when it is close enough to be a typo', (t) => {
+  const said = (options: unknown): string | undefined => problem(options)?.message.replace(/^koa-buffer: /, '');
+  t.is(said({ cacheDurration: 60 }), 'unknown option cacheDurration; did you mean cacheDuration?');
+  t.is(said({ cachedureation: 60 }), 'unknown option cachedureation; did you mean cacheDuration?', 'any case');
+  t.is(said({ Cache: true }), 'unknown option Cache; did you mean cache?');
+  t.is(said({ cahce: true }), 'unknown option cahce; did you mean cache?', 'two letters swapped are one slip');
+  t.is(said({ lastModifed: false }), 'unknown option lastModifed; did you mean lastModified?');
+  t.is(said({ encoding: ['br'] }), 'unknown option encoding; did you mean encodings?');
+  t.is(said({ 'cache-duration': 60 }), 'unknown option "cache-duration"; did you mean cacheDuration?');
+  for (const far of ['maxAge', 'cacheTTL', 'etag', 'compress', 'x', 'threshold'])
+    t.is(said({ [far]: 1 }), `unknown option ${far}`, `${far} is no typo of an option`);
+  t.is(said({ 'a\nb': 1 }), 'unknown option "a\\nb"', 'a name holding a line break is quoted');
+  t.is(said({ ['cacheDuration'.repeat(100)]: 1 })?.includes('did you mean'), false, 'a long name is not compared');
+  t.is(problem({ cacheDurration: 60 })?.key, 'unknown_option');
+  t.is(
+    problem({ cacheDurration: 60, messages: { unknown_option_hint: ' (meinten Sie %{suggestion}?)' } })?.message,
+    'koa-buffer: unknown option cacheDurration (meinten Sie cacheDuration?)',
+    'the hint is worded by the messages option',
+  );
+});
+
+test('bufferSection names the nearest declarable option', (t) => {
+  const error = t.throws(() => bufferSection({ optimizeContent: 1 } as never), { instanceOf: BufferOptionError });
+  t.is(error?.key, 'unknown_option');
+  t.is(error?.message, 'koa-buffer: unknown option optimizeContent; did you mean optimiseContent?');
+  t.is(
+    t.throws(() => bufferSection({ cacheDurration: 1 } as never))?.message,
+    'koa-buffer: unknown option cacheDurration',
+    'cacheDuration cannot be declared by a section, so it is not offered',
+  );
 });

@@ -114,6 +114,30 @@ test('ctx.bufferIsCached() with overrides it cannot use answers, logs one line e
   t.is(log.count(/varyBy/), 1);
 });
 
+test('an unknown per-response key is logged with the nearest option it may have meant', async (t) => {
+  const { server, log } = await accountSite(t, {}, (ctx) => {
+    ctx.state.buffer = { cacheDurration: 5, 'x\ny': 1, generateETag: false };
+    return ctx.bufferIsCached();
+  });
+  t.is((await as(server, 'alice')).status, 200);
+  const lines = log.lines.map((line) => line.message);
+  t.true(
+    lines.includes(
+      'ctx.state.buffer: ignored cacheDurration (5) for this response, the configured value applies: unknown option cacheDurration; did you mean cacheDuration?',
+    ),
+    JSON.stringify(lines),
+  );
+  t.true(lines.some((line) => line.includes('unknown option generateETag; did you mean generateEtag?')));
+  t.true(
+    lines.some((line) => line.includes('ignored "x\\ny" (1)')),
+    'a key with a line break is quoted',
+  );
+  t.false(
+    lines.some((line) => line.includes('\n')),
+    'no line holds a line break',
+  );
+});
+
 test('a refused per-response value is shown in its log line without a password it holds', async (t) => {
   const { server, log } = await accountSite(t, {}, (ctx) => {
     ctx.state.buffer = { cache: 'memcached://admin:hunter2@cache.internal:11211' };
