@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
 import ts from 'typescript';
 import { builtinMessages } from '../src/base/messages.ts';
-import type { Scope } from '../src/config/row.ts';
+import type { Check, Scope } from '../src/config/row.ts';
 import { schema } from '../src/config/schema.ts';
 
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -43,6 +43,8 @@ export interface OptionDoc {
   /** The catalog key of the check's problem, and its text. */
   readonly key: string;
   readonly message: string;
+  /** The catalog key of the check's reason of its own, when it has one (a duration that reads like milliseconds). */
+  readonly reasonKey: string | undefined;
 }
 
 // A TSDoc cannot hold `*/`, so a comment writes `*\/`; the reader sees `*/`.
@@ -92,7 +94,8 @@ export function optionDocs(): OptionDoc[] {
     if (text.description === '') throw new Error(`${schemaPath}: ${name} has no TSDoc`);
     // The value a message shows is the one given, so the reference shows where it goes.
     const message = builtinMessages.text(row.check.key, { name, value: '…' });
-    return { name, scope: row.scope, summary: row.doc, ...text, key: row.check.key, message };
+    const reasonKey = (row.check as Check).reason?.key;
+    return { name, scope: row.scope, summary: row.doc, ...text, key: row.check.key, message, reasonKey };
   });
 }
 
@@ -142,7 +145,7 @@ ${doc.description}
 - default: ${shownDefault(doc.defaultText)}
 - type: \`${doc.type}\`
 - set in: ${setIn[doc.scope]}
-- refused with: ${refused}
+- refused with: ${refused}${doc.reasonKey === undefined ? '' : `\n- also refused with: \`${doc.reasonKey}\`, for a bare number that reads like milliseconds ([durations](#durations))`}
 `;
   });
   const text = `# Options
@@ -175,6 +178,18 @@ response with one log line, and the configured value applies; a \`varyBy\`
 that is not a list of header names makes the request bypass the cache.
 Per response, \`undefined\` means off or none (except for \`varyBy\`).
 \`Flag\` is \`true\`, \`false\`, \`1\` or \`0\`.
+
+## Durations
+
+A duration is a number of seconds or a string with a unit (\`'10 minutes'\`,
+\`'1.5 h'\`, \`'30 days'\`; ms, s, m, h, d and w, and their words). Seconds
+differ from koa-cash's \`maxAge\` and from JavaScript's timers, which count
+milliseconds, so a bare number that reads like milliseconds is refused
+(\`option_duration_unit\`), in \`buffer()\` and per response alike: one over a
+week (604800), or a whole thousand from 10000 on. \`cacheDuration: 60000\`
+would be 16.7 hours; the message says so, and that \`'1 minute'\` or
+\`'17 hours'\` is how to write either. A string with a unit is taken at any
+length.
 
 ${sections.join('\n')}`;
   return format(text, referencePath);

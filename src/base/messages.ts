@@ -50,6 +50,8 @@ export const defaultMessages = {
   option_cache_store: '%{name} store refused: %{problem} (%{name}: %{value})',
   option_cache_hosts: '%{name} must be an array of host names, without ports, not %{value}',
   option_cache_memory_bytes: '%{name} must be a positive integer number of bytes, not %{value}',
+  option_duration_unit:
+    "%{name}: %{value} is seconds (%{meaning}) and reads like milliseconds; durations are seconds: write '%{ifMilliseconds}' if you meant %{number} ms, or a string such as '%{ifSeconds}' if %{meaning} is what you meant",
   option_cache_duration: '%{name} must be a duration (seconds, or e.g. "10 minutes"), not %{value}',
   option_cache_stale_while_revalidate:
     '%{name} must be a duration (seconds, or e.g. "1 minute"), not %{value}; 0 turns it off',

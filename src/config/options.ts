@@ -11,7 +11,7 @@ import { isNil, isPlainObject } from './checks.ts';
 import type { ResolvedOptions } from './option-types.ts';
 import type { PerResponseRow, ResolveFrom, Row } from './row.ts';
 import { namesIn, rowOf, schema } from './schema.ts';
-import { checkEach, checkTogether, optionArgs, unknownOptionArgs } from './validate.ts';
+import { checkEach, checkTogether, problemOf, unknownOptionArgs } from './validate.ts';
 
 // The contracts of the `cache` and `cacheLock` options are declared once, beside their implementations.
 export type { CacheStore } from '../base/store.ts';
@@ -81,7 +81,10 @@ export function resolveSection(declared: unknown): Partial<ResolvedOptions> {
       throw new BufferOptionError('unknown_option', unknownOptionArgs(name, declarable, builtinMessages));
     const value = declared[name];
     const row = rowOf(name) as PerResponseRow<unknown, unknown, 'section'>;
-    if (!row.check.ok(value)) throw new BufferOptionError(row.check.key, optionArgs(name, value));
+    if (!row.check.ok(value)) {
+      const { key, args } = problemOf(row.check, name, value);
+      throw new BufferOptionError(key, args);
+    }
     if (value === undefined || value === null) continue;
     out[name] = row.perResponse(value, row.default);
   }

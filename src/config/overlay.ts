@@ -9,7 +9,7 @@ import type { ResolvedOptions } from './option-types.ts';
 import type { PerResponseRow } from './row.ts';
 import { namesIn, rowOf, schema } from './schema.ts';
 import { builtinMessages } from '../base/messages.ts';
-import { checkTogetherPerResponse, unknownOptionArgs, type OptionProblem } from './validate.ts';
+import { checkTogetherPerResponse, problemOf, unknownOptionArgs, type OptionProblem } from './validate.ts';
 
 /** `ctx.state.buffer` read as the README says: off, nothing set, or an object of overrides. */
 export type ResponseOverride =
@@ -70,7 +70,7 @@ export function perResponseRefusal(name: string, value: unknown, base?: Resolved
   // Per response, undefined means off or none, where buffer() refuses it too; but no varyBy is a key for everyone.
   if (value === undefined) return name === 'varyBy' ? { key: schema.varyBy.check.key } : undefined;
   try {
-    if (!check.ok(value)) return { key: check.key, args: { problem: check.problem?.(value) } };
+    if (!check.ok(value)) return problemOf(check, name, value);
     return checkTogetherPerResponse(name, value, base);
   } catch {
     return { key: check.key };

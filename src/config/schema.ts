@@ -10,11 +10,17 @@
  * then `npm run generate:options`.
  */
 import type { Context } from 'koa';
-import { parseDuration } from '../base/duration.ts';
+import { exactDuration, parseDuration, readsAsMilliseconds, roughDuration, roundedDuration } from '../base/duration.ts';
 import { parseSize } from '../base/size.ts';
 import type { CacheStore } from '../base/store.ts';
 import { defaultLogger, isLogger, type Logger } from '../base/logger.ts';
-import { builtinMessages, isMessageOverrides, type MessageOverrides, type Messages } from '../base/messages.ts';
+import {
+  builtinMessages,
+  isMessageOverrides,
+  type MessageKey,
+  type MessageOverrides,
+  type Messages,
+} from '../base/messages.ts';
 import type { CacheLock } from '../locks/protocol.ts';
 import { metricsProblem, resolveMetrics, type MetricsOption, type ResolvedMetrics } from '../observe/metrics-option.ts';
 import { defaultEncodings, defaultLevels } from '../http/codings.ts';
@@ -71,7 +77,31 @@ export const defaultCacheLockTimeout = 10;
 
 const flag: Check = { key: 'option_flag', ok: isFlag };
 
-const isDuration = (v: unknown): boolean => isNil(v) || parseDuration(v) !== undefined;
+/**
+ * The check of a duration option: undefined, or a duration `accepts` takes
+ * that does not read like milliseconds. One that does (`60000`, a koa-cash
+ * habit, is 16.7 hours) is refused with option_duration_unit, whose
+ * message says what the number means as seconds and how to write either.
+ */
+const durationCheck = (key: MessageKey, accepts: (v: unknown) => boolean): Check => ({
+  key,
+  ok: (v) => isNil(v) || (accepts(v) && readsAsMilliseconds(v) === undefined),
+  reason: {
+    key: 'option_duration_unit',
+    args: (v) => {
+      const seconds = readsAsMilliseconds(v);
+      if (seconds === undefined) return undefined;
+      return {
+        number: String(seconds),
+        meaning: roughDuration(seconds),
+        ifMilliseconds: exactDuration(seconds / 1000),
+        ifSeconds: roundedDuration(seconds),
+      };
+    },
+  },
+});
+
+const anyDuration = (v: unknown): boolean => parseDuration(v) !== undefined;
 
 /** The options of `buffer()`, in the order the reference pages list them; validation sorts the names. */
 export const schema = {
@@ -168,11 +198,11 @@ export const schema = {
     default: undefined,
     check: { key: 'option_template_mtime_cache', ok: (v) => isNil(v) || hasMethods(v, 'get', 'set') },
   }),
-  /** Seconds or a duration string. @defaultValue 10 */
+  /** Seconds or a duration string (a bare number that reads like milliseconds is refused). @defaultValue 10 */
   templateMtimeCacheDuration: registrationRow<number | string, number>({
     doc: 'how long `templateMtimeCache` keeps a scan: seconds or a duration string',
     default: 10,
-    check: { key: 'option_template_mtime_cache_duration', ok: (v) => isNil(v) || isPositiveDuration(v) },
+    check: durationCheck('option_template_mtime_cache_duration', isPositiveDuration),
     resolve: resolveDuration,
   }),
   /** Bytes, or a size string such as '1kb'; smaller bodies are not compressed. @defaultValue 32 */
@@ -319,11 +349,15 @@ export const schema = {
     default: 64 * 1024 * 1024,
     check: { key: 'option_cache_memory_bytes', ok: (v) => isNil(v) || (isNonNegativeInteger(v) && v > 0) },
   }),
-  /** Seconds or a duration string. @defaultValue '10 minutes' */
+  /**
+   * Seconds or a duration string; a bare number that reads like
+   * milliseconds (over a week, or a whole thousand from 10000 on: koa-cash's
+   * `maxAge: 60000`) is refused. @defaultValue '10 minutes'
+   */
   cacheDuration: responseRow<number | string, number>({
     doc: 'how long a cached page stays fresh: seconds or a duration string',
     default: 600,
-    check: { key: 'option_cache_duration', ok: (v) => isNil(v) || isPositiveDuration(v) },
+    check: durationCheck('option_cache_duration', isPositiveDuration),
     resolve: resolveDuration,
     perResponse: perResponseDuration,
   }),
@@ -335,7 +369,7 @@ export const schema = {
   cacheStaleWhileRevalidate: responseRow<number | string, number>({
     doc: 'how long an expired entry is answered at once while one refresh rebuilds it',
     default: 0,
-    check: { key: 'option_cache_stale_while_revalidate', ok: isDuration },
+    check: durationCheck('option_cache_stale_while_revalidate', anyDuration),
     resolve: resolveDuration,
     perResponse: perResponseDuration,
   }),
@@ -346,7 +380,7 @@ export const schema = {
   cacheStaleIfError: responseRow<number | string, number>({
     doc: 'how long an expired entry is answered instead of a failed rebuild',
     default: 0,
-    check: { key: 'option_cache_stale_if_error', ok: isDuration },
+    check: durationCheck('option_cache_stale_if_error', anyDuration),
     resolve: resolveDuration,
     perResponse: perResponseDuration,
   }),
@@ -361,7 +395,7 @@ export const schema = {
   cacheHitForMiss: registrationRow<number | string, number>({
     doc: 'how long a key whose build could not be stored skips the wait for another build',
     default: 120,
-    check: { key: 'option_cache_hit_for_miss', ok: isDuration },
+    check: durationCheck('option_cache_hit_for_miss', anyDuration),
     resolve: resolveDuration,
   }),
   /**

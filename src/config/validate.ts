@@ -12,6 +12,7 @@ import { canonicalCoding } from '../http/negotiate.ts';
 import { isNil } from './checks.ts';
 import { nearestName } from './nearest.ts';
 import type { ResolvedOptions } from './option-types.ts';
+import type { Check } from './row.ts';
 import { rowOf, schema } from './schema.ts';
 
 /** A problem with an option: the catalog key and the placeholders of its message. */
@@ -43,6 +44,16 @@ export function unknownOptionArgs(name: string, known: Iterable<string>, message
   };
 }
 
+/**
+ * The problem `check` reports for `value` of option `name`, which it
+ * refused: its own reason's message when one applies, else its key.
+ */
+export function problemOf(check: Check, name: string, value: unknown): OptionProblem {
+  const reason = check.reason?.args(value);
+  if (reason !== undefined) return { key: check.reason!.key, args: optionArgs(name, value, reason) };
+  return { key: check.key, args: optionArgs(name, value, { problem: check.problem?.(value) }) };
+}
+
 /** The first problem among the named options, checked in ASCII order; throws it. */
 export function checkEach(options: Record<string, unknown>, messages: Messages): void {
   // Array#sort compares UTF-16 code units, which for ASCII names is ASCII order.
@@ -51,8 +62,10 @@ export function checkEach(options: Record<string, unknown>, messages: Messages):
     const value = options[name];
     if (check === undefined)
       throw new BufferOptionError('unknown_option', unknownOptionArgs(name, Object.keys(schema), messages), messages);
-    if (!check.ok(value))
-      throw new BufferOptionError(check.key, optionArgs(name, value, { problem: check.problem?.(value) }), messages);
+    if (!check.ok(value)) {
+      const { key, args } = problemOf(check, name, value);
+      throw new BufferOptionError(key, args, messages);
+    }
   }
 }
 

@@ -324,3 +324,55 @@ test('bufferSection names the nearest declarable option', (t) => {
     'cacheDuration cannot be declared by a section, so it is not offered',
   );
 });
+
+const durationOptions = [
+  'cacheDuration',
+  'cacheHitForMiss',
+  'cacheStaleIfError',
+  'cacheStaleWhileRevalidate',
+  'templateMtimeCacheDuration',
+];
+
+test('a bare-number duration that reads like milliseconds is refused, saying what it would mean', (t) => {
+  t.is(
+    problem({ cacheDuration: 60000 })?.message,
+    "koa-buffer: cacheDuration: 60000 is seconds (16.7 hours) and reads like milliseconds; durations are seconds: write '1 minute' if you meant 60000 ms, or a string such as '17 hours' if 16.7 hours is what you meant",
+  );
+  t.is(
+    problem({ cacheStaleIfError: 86_400_000 })?.message,
+    "koa-buffer: cacheStaleIfError: 86400000 is seconds (2.7 years) and reads like milliseconds; durations are seconds: write '1 day' if you meant 86400000 ms, or a string such as '1000 days' if 2.7 years is what you meant",
+  );
+  for (const name of durationOptions) {
+    for (const value of [604_801, 700_000, 3_600_000, 10_000, 60_000, 120_000, '60000', ' 90000 ', 1e20]) {
+      const error = problem({ [name]: value });
+      t.is(error?.key, 'option_duration_unit', `${name}: ${JSON.stringify(value)} is refused`);
+      t.true(error?.message.startsWith(`koa-buffer: ${name}: `), error?.message);
+    }
+    // Seconds as people write them, a week at most, and strings with a unit at any length.
+    for (const value of [1, 60, 600, 3600, 5000, 7200, 86_400, 172_800, 604_800, 9999, 10_001, '604800', '30 days'])
+      t.is(problem({ [name]: value }), undefined, `${name}: ${JSON.stringify(value)} is accepted`);
+    for (const value of ['1000 weeks', '60000 seconds', '3600000 ms', `${'9'.repeat(20)} seconds`])
+      t.is(problem({ [name]: value }), undefined, `${name}: ${value} is accepted: it names its unit`);
+  }
+});
+
+test('a duration that reads like milliseconds keeps its place in ASCII order and is worded by messages', (t) => {
+  t.is(problem({ cacheDuration: 60000, cache: 5 })?.key, 'option_cache', 'cache sorts before cacheDuration');
+  t.is(problem({ cacheDuration: 60000, cacheHitForMiss: 'soon' })?.key, 'option_duration_unit');
+  t.is(problem({ cacheHitForMiss: 60000, cacheDuration: 'soon' })?.key, 'option_cache_duration');
+  t.is(problem({ templateMtimeCacheDuration: 60000, cacheLock: 5 })?.key, 'option_cache_lock');
+  t.is(
+    problem({ cacheDuration: 60000, messages: { option_duration_unit: '%{name}=%{value}: ms? (%{ifMilliseconds})' } })
+      ?.message,
+    'koa-buffer: cacheDuration=60000: ms? (1 minute)',
+  );
+});
+
+test('a dictionary ttl that reads like milliseconds is refused too', (t) => {
+  const error = problem({ dictionaries: [{ match: '/a', ttl: 2_592_000_000 }] });
+  t.is(error?.key, 'option_dictionaries');
+  t.true(error?.message.includes('dictionaries[0].ttl: 2592000000 is seconds (82.2 years)'), error?.message);
+  t.true(error?.message.includes("write '30 days' if you meant 2592000000 ms"), error?.message);
+  t.is(problem({ dictionaries: [{ match: '/a', ttl: '30 days' }] }), undefined);
+  t.is(problem({ dictionaries: [{ match: '/a', ttl: 86_400 }] }), undefined);
+});

@@ -94,6 +94,32 @@ test('per-response values buffer() would refuse are ignored with one log line ea
     t.is(log.count(new RegExp(`ignored ${name}\\b`)), 1, `one line for ${name}: ${JSON.stringify(log.lines)}`);
 });
 
+test('a per-response duration that reads like milliseconds is ignored with its reason, and the configured one applies', async (t) => {
+  const { server, log, store } = await accountSite(t, { cacheDuration: 60 }, async (ctx) => {
+    if (ctx.path === '/call') return ctx.bufferIsCached({ cacheDuration: 60000 });
+    ctx.state.buffer = { cacheDuration: 60000, cacheStaleWhileRevalidate: '3600000' };
+    return ctx.bufferIsCached();
+  });
+  for (const path of ['/account', '/call']) {
+    const response = await as(server, 'alice', path);
+    t.is(response.headers['cache-status'], 'koa-buffer; fwd=miss; stored', path);
+  }
+  for (const value of store.values()) {
+    const entry = decodeEntry(value)!;
+    t.is(entry.expires - entry.created, 60_000, 'the configured cacheDuration');
+    t.is(entry.staleWhileRevalidate ?? 0, 0, 'and no stale window');
+  }
+  const lines = log.lines.map((line) => line.message);
+  t.true(
+    lines.includes(
+      "ctx.state.buffer: ignored cacheDuration (60000) for this response, the configured value applies: cacheDuration: 60000 is seconds (16.7 hours) and reads like milliseconds; durations are seconds: write '1 minute' if you meant 60000 ms, or a string such as '17 hours' if 16.7 hours is what you meant",
+    ),
+    JSON.stringify(lines),
+  );
+  t.is(log.count(/ctx\.state\.buffer: ignored cacheStaleWhileRevalidate \("3600000"\).*41\.7 days/), 1);
+  t.is(log.count(/ctx\.bufferIsCached\(\): ignored cacheDuration \(60000\).*reads like milliseconds/), 1);
+});
+
 test('ctx.bufferIsCached() with overrides it cannot use answers, logs one line each, and the configured values apply', async (t) => {
   const answers: string[] = [];
   const { server, log, store } = await accountSite(t, { cacheDuration: 60 }, async (ctx) => {
