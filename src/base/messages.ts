@@ -47,6 +47,9 @@ export const defaultMessages = {
   option_cache_key: '%{name} must be a string or a function, not %{value}',
   option_cache:
     "%{name} must be true, a store with get(), set() and delete(), an LRUCache, a Keyv, an ioredis client, or a 'sqlite:PATH' or 'redis://' URL, not %{value}",
+  option_cache_driver: '%{name} %{value} needs the %{package} package, which is not installed: npm install %{package}',
+  option_cache_driver_broken:
+    '%{name} %{value} needs the %{package} package, which is installed but does not load (%{error}): npm rebuild %{package}',
   option_cache_store: '%{name} store refused: %{problem} (%{name}: %{value})',
   option_cache_hosts: '%{name} must be an array of host names, without ports, not %{value}',
   option_cache_memory_bytes: '%{name} must be a positive integer number of bytes, not %{value}',

@@ -16,7 +16,7 @@ import { LruCacheStore } from './stores/lru-cache-store.ts';
 import { MemoryStore } from './stores/memory.ts';
 import { probeStore } from './stores/probe.ts';
 import { RedisStore } from './stores/redis.ts';
-import { resolveStore } from './stores/resolve.ts';
+import { checkDriver, resolveStore } from './stores/resolve.ts';
 import { SqliteStore } from './stores/sqlite.ts';
 import { bounded } from '../base/bounded.ts';
 import type { Budget, CallCounts } from '../base/stats.ts';
@@ -61,6 +61,8 @@ export class CacheRuntime implements FlightContext {
    * @throws BufferOptionError from `new FileLock` for a `cacheLockDir` that cannot be created
    *   (`lock_dir_create_failed`) or written (`lock_dir_not_writable`)
    * @throws BufferOptionError `option_cache_store` for a `cache` object that cannot keep an entry
+   * @throws BufferOptionError `option_cache_driver` (or `_broken`) for a `sqlite:` or `redis://`
+   *   cache whose package is not installed (or does not load)
    */
   constructor(config: ResolvedOptions, log: DecisionLog) {
     this.log = log;
@@ -69,6 +71,8 @@ export class CacheRuntime implements FlightContext {
     this.#syncMs = config.cacheSyncMs;
     this.#storeTimeoutMs = config.cacheStoreTimeout * 1000;
     this.#given = config.cache;
+    // Before the lock directory is made: a configuration refused leaves nothing behind.
+    checkDriver(config.cache, config.messages);
     if (typeof config.cache === 'object') this.#probe(config.cache);
     this.lock =
       config.cacheLock ??

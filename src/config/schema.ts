@@ -307,7 +307,9 @@ export const schema = {
    * The server-side cache: true (in-memory, bounded by `cacheMemoryBytes`), a
    * Keyv-compatible store, a Keyv, an lru-cache LRUCache, an ioredis Redis or
    * Cluster, 'sqlite:PATH' (shared by the workers of a host) or 'redis://…'
-   * (shared by hosts). Another object is probed once at start-up.
+   * (shared by hosts). Another object is probed once at start-up. A URL
+   * whose package (better-sqlite3, ioredis) is not installed, or does not
+   * load, is refused when `buffer()` runs (`option_cache_driver`).
    */
   cache: responseRow<true | CacheStore | object | string, true | CacheStore | object | string | undefined>({
     doc: "the server-side cache: `true` (in memory), a store, `'sqlite:PATH'` or `'redis://…'`",
