@@ -32,6 +32,8 @@ export const defaultMessages = {
   option_flag: '%{name} must be a true or false value, not %{value}',
   option_optimise_content: '%{name} must be 0, 1 or 2, not %{value}',
   option_last_modified: '%{name} must be false, true, an epoch, a date string or a function, not %{value}',
+  option_last_modified_types:
+    "%{name} must be a function of the media type, or an array of media types (strings, wildcards such as 'text/*', RegExps or functions), not %{value}",
   option_min_compress_size:
     "%{name} must be a non-negative integer number of bytes or a size such as '1kb', not %{value}",
   option_encodings: '%{name} must be an array of coding names, not %{value}',

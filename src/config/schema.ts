@@ -28,6 +28,7 @@ import { isLastModifiedOption, type LastModifiedOption, type MtimeCache } from '
 import {
   defaultCompressibleTypes,
   defaultExcludedTypes,
+  defaultLastModifiedTypes,
   isMediaTypeList,
   isMediaTypeOption,
   TypeMatcher,
@@ -170,6 +171,24 @@ export const schema = {
     resolve: (v, { given, default: fallback }) => (given ? v : fallback),
     perResponse: (v) => v as LastModifiedOption,
   }),
+  /**
+   * Media types that get the `lastModified` date (and with it the
+   * `defaultCacheControl` guard), in the forms of compressibleTypes. The
+   * newest mtime of the app script and templates says when pages rendered
+   * from them changed, not when an API's data did, so a JSON API keeps its
+   * own headers and its ETag. A `lastModified` function, and a
+   * `lastModified` set in `ctx.state.buffer`, apply to every type: the
+   * application answers for that response itself.
+   * @defaultValue ['text/html', 'application/xhtml+xml']
+   */
+  lastModifiedTypes: responseRow<MediaTypeOption, TypeMatcher>({
+    doc: 'media types that get the `lastModified` date and its Cache-Control guard',
+    default: new TypeMatcher(defaultLastModifiedTypes),
+    check: { key: 'option_last_modified_types', ok: (v) => isNil(v) || isMediaTypeOption(v) },
+    resolve: (v, { default: fallback }) => (isNil(v) ? fallback : new TypeMatcher(v)),
+    // Per response, anything but a list or a predicate (undefined included) is none: no Last-Modified.
+    perResponse: (v) => new TypeMatcher(Array.isArray(v) || typeof v === 'function' ? (v as MediaTypeOption) : []),
+  }),
   /** Also honour If-Modified-Since when the page has an ETag. @defaultValue false */
   trustLastModified: sectionRow<Flag, boolean>({
     doc: 'also honour If-Modified-Since when the page has an ETag',
@@ -261,7 +280,8 @@ export const schema = {
   }),
   /**
    * Cache-Control given to a 200 GET/HEAD response that got a generated
-   * Last-Modified and carries neither Cache-Control nor Expires, so browsers
+   * Last-Modified (an HTML page, by `lastModifiedTypes`) and carries
+   * neither Cache-Control nor Expires, so browsers
    * do not hold a dynamic page fresh for a tenth of its Last-Modified age
    * (RFC 9111 4.2.2); false for none. @defaultValue 'no-cache'
    */

@@ -181,6 +181,7 @@ test('undefined is accepted for every other option', (t) => {
     'generate304',
     'generateEtag',
     'lastModified',
+    'lastModifiedTypes',
     'logger',
     'memoMaxSize',
     'messages',

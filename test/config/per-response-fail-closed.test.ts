@@ -244,7 +244,8 @@ const optionNames = [
   ...['cacheRequestNoCache', 'cacheSingleFlight', 'cacheStoreTimeout', 'cacheTags', 'cacheTagHeader'],
   ...['cacheNearBytes', 'cacheSyncMs', 'cacheWaitFailure', 'compressContent', 'compressibleTypes'],
   ...['compressionLevels', 'defaultCacheControl', 'dictionaries', 'encodings', 'excludedTypes', 'generate304'],
-  ...['generateEtag', 'lastModified', 'logger', 'memoMaxSize', 'messages', 'minCompressSize', 'optimiseContent'],
+  ...['generateEtag', 'lastModified', 'lastModifiedTypes', 'logger', 'memoMaxSize', 'messages', 'minCompressSize'],
+  'optimiseContent',
   ...['rewriteLinks', 'templateMtimeCache', 'templateMtimeCacheDuration', 'templatePaths', 'trustLastModified'],
   'varyBy',
 ];
