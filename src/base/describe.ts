@@ -147,7 +147,14 @@ function shownPart(value: unknown, depth: number): string {
  */
 export function shownValue(value: unknown): string {
   try {
-    return cut(shownPart(value, 0), shownMax);
+    // A symbol's description or a class name may hold a line break: escaped, it cannot forge a log line.
+    let shown = '';
+    for (const c of shownPart(value, 0)) {
+      const code = c.charCodeAt(0);
+      const control = code < 0x20 || code === 0x7f || code === 0x2028 || code === 0x2029;
+      shown += control ? `\\u${code.toString(16).padStart(4, '0')}` : c;
+    }
+    return cut(shown, shownMax);
   } catch {
     return 'a value that cannot be read';
   }

@@ -47,6 +47,13 @@ test('a URL password, a secret query parameter and the values of secret-looking 
   t.false(shownValue(`redis://:${'p'.repeat(500)}@h`).includes('pp'));
 });
 
+test('no shown value holds a line break or another control character', (t) => {
+  t.is(shownValue(Symbol('a\nb')), 'Symbol(a\\u000ab)');
+  const named = { ['x\ny']: class {} }['x\ny']!;
+  t.is(shownValue(new named()), 'a x\\u000ay');
+  t.is(shownValue('a\nb'), '"a\\nb"', 'a string is escaped as JSON escapes it');
+});
+
 test('a getter is not called, and a value whose traps throw is named, not thrown', (t) => {
   let called = false;
   const getter = Object.defineProperty({}, 'x', {
