@@ -15,7 +15,7 @@
  * the server matches is exactly what the browser matches.
  */
 import { appIdentity } from '../base/app-identity.ts';
-import { parseDuration } from '../base/duration.ts';
+import { exactDuration, parseDuration, readsAsMilliseconds, roughDuration, roundedDuration } from '../base/duration.ts';
 import { md5 } from '../native/exports.ts';
 import { parseSize } from '../base/size.ts';
 import { isMediaTypeOption, TypeMatcher, type MediaTypeOption } from '../http/media-types.ts';
@@ -35,7 +35,8 @@ export interface DictionaryRuleOption {
   matchDest?: string[];
   /**
    * How long the browser may use the dictionary, in seconds or a duration
-   * string (`ttl=` of `Use-As-Dictionary`, Chromium's extension to RFC 9842).
+   * string (`ttl=` of `Use-As-Dictionary`, Chromium's extension to RFC 9842);
+   * a bare number that reads like milliseconds is refused, as for every duration option.
    * Without it a browser uses a dictionary only while the response is fresh
    * in its HTTP cache, so a `no-cache` page is never one.
    */
@@ -117,6 +118,12 @@ function ruleProblem(rule: unknown, at: string): string | undefined {
   if (ttl !== undefined) {
     const seconds = parseDuration(ttl);
     if (seconds === undefined || seconds < 1) return `${at}.ttl must be a duration of at least 1 second`;
+    // As for every duration option: a bare 2592000000 meant as 30 days in ms would be 82 years.
+    const asNumber = readsAsMilliseconds(ttl);
+    if (asNumber !== undefined) {
+      const meaning = roughDuration(asNumber);
+      return `${at}.ttl: ${JSON.stringify(ttl)} is seconds (${meaning}) and reads like milliseconds; durations are seconds: write '${exactDuration(asNumber / 1000)}' if you meant ${asNumber} ms, or a string such as '${roundedDuration(asNumber)}' if ${meaning} is what you meant`;
+    }
   }
   return undefined;
 }

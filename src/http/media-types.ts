@@ -56,6 +56,9 @@ export const defaultExcludedTypes: readonly (string | RegExp)[] = ['text/event-s
 /** Types the HTML optimiser may rework (the OPTIMISE step). */
 const htmlTypes = new Set(['text/html', 'application/xhtml+xml']);
 
+/** The types that get a generated Last-Modified by default: HTML, the pages rendered from the app and its templates. */
+export const defaultLastModifiedTypes: readonly string[] = [...htmlTypes];
+
 /**
  * The bare media type of a Content-Type value, lowercased, or `undefined`
  * when there is none.

@@ -69,8 +69,9 @@ const sources: Record<string, { options?: BufferOptions; action: Koa.Middleware 
       ctx.body = '<!doctype html><p>kept a very long time</p>';
     },
   },
+  // Written with a unit: a bare number that large reads like milliseconds and is refused.
   'the cacheDuration option of 1e20 seconds': {
-    options: { cacheDuration: 1e20, cacheStaleIfError: 1e20 },
+    options: { cacheDuration: `${huge} seconds`, cacheStaleIfError: `${huge} seconds` },
     action: async (ctx) => {
       if (await ctx.bufferIsCached()) return;
       ctx.type = 'html';
