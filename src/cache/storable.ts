@@ -150,8 +150,11 @@ export function varyFields(vary: string | string[] | undefined): string[] {
  */
 export function entryOf(response: StoreableResponse, lifetime: Lifetime, now: number = Date.now()): CacheEntry {
   const headers: Record<string, string | string[]> = {};
+  // no-cache="field, …": those fields may not be answered without revalidation (RFC 9111 5.2.2.4), so they are not kept.
+  const unkept = parseCacheControl(response.headers['cache-control']).directives.get('no-cache');
+  const withheld = unkept === undefined ? undefined : members(unkept);
   for (const [name, value] of Object.entries(response.headers)) {
-    if (perDelivery.has(name) || value === undefined) continue;
+    if (perDelivery.has(name) || value === undefined || withheld?.includes(name)) continue;
     // Node keeps a number given to setHeader as a number; the entry format wants strings.
     headers[name] = Array.isArray(value) ? value.map(String) : String(value);
   }
