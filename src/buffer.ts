@@ -14,7 +14,7 @@ import { DecisionLog } from './base/decision-log.ts';
 import type { CacheStore } from './base/store.ts';
 import { purgeMethods, type PurgeMethods } from './cache/purge/api.ts';
 import { CacheRuntime } from './cache/runtime.ts';
-import { afterWrite, failed as buildFailed, finish } from './cache/seam.ts';
+import { actionDone, afterWrite, failed as buildFailed, finish } from './cache/seam.ts';
 import { resolveOptions, type BufferOptions, type ResolvedOptions } from './config/options.ts';
 import { resolveResponseOptions } from './config/per-response.ts';
 import { ChangingBodies } from './encoding/changing.ts';
@@ -144,11 +144,16 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
     leaveOutIgnoredCookies(ctx, config.cacheIgnoreCookies, config.varyBy);
     ctx.bufferIsCached = bufferIsCached;
     try {
+      let threw = false;
       try {
         await next();
       } catch (error) {
+        threw = true;
         // stale-if-error: a build that threw may be answered from its stale entry (cache/build.ts).
         if (!buildFailed(ctx, error)) throw error;
+      } finally {
+        // A revalidating build's action saw the entry's validators: the visitor's come back, a 304 renews it.
+        actionDone(ctx, threw);
       }
       if (ctx.response.status >= 500) buildFailed(ctx, undefined);
       resolveResponseOptions(ctx, state); // sections and ctx.state.buffer have had their say

@@ -101,7 +101,7 @@ export function counters(stats: StatsSnapshot | undefined, workers: number, answ
     answered,
     requests,
     hitRatio: requests.total === 0 ? null : requests.hit / requests.total,
-    builds: stats?.builds ?? { started: 0, failed: 0, timedOut: 0, notStorable: 0 },
+    builds: stats?.builds ?? { started: 0, failed: 0, timedOut: 0, notStorable: 0, revalidated: 0 },
     waiters: stats?.waiters ?? { waited: 0, woken: 0, refused: 0, ranAction: 0 },
     codings: Object.entries(stats?.responses ?? {})
       .filter(([, c]) => c.responses > 0)

@@ -62,6 +62,7 @@ export const defaultMessages = {
   option_cache_duration: '%{name} must be a duration (seconds, or e.g. "10 minutes"), not %{value}',
   option_cache_stale_while_revalidate:
     '%{name} must be a duration (seconds, or e.g. "1 minute"), not %{value}; 0 turns it off',
+  option_cache_revalidation_window: '%{name} must be a duration (seconds, or e.g. "30 minutes"), not %{value}',
   option_cache_hit_for_miss: '%{name} must be a duration (seconds, or e.g. "2 minutes"), not %{value}; 0 turns it off',
   option_cache_stale_if_error: '%{name} must be a duration (seconds, or e.g. "1 hour"), not %{value}; 0 turns it off',
   cached_overrides: 'ctx.bufferIsCached() takes { cacheDuration, cacheTags }: %{problem}; ignored for this response',
@@ -160,6 +161,7 @@ export const defaultMessages = {
   log_cache_entry_damaged: 'cache entry %{key} is damaged (%{problem}); removed it, rebuilding',
   log_building: 'building %{key}',
   log_cache_stale: 'cache entry %{key} is stale; answered it and refreshing in the background',
+  log_cache_revalidated: 'cache entry %{key} revalidated: the action answered its validators with 304, so it was renewed, not rendered again',
   log_revalidating: 'refreshing %{key} in the background',
   log_revalidate_failed: 'background refresh of %{key} failed: %{error}',
   log_stale_if_error: 'the build of %{key} failed (%{detail}); answered its stale entry',

@@ -20,7 +20,8 @@ import type { Flight, FlightFailure } from './flight/flight.ts';
 import { lookup, markNotStorable, seal, write, type Slot } from './hit/lookup.ts';
 import { encodeVaryMarker, variantKey, variantOf, variantsMax } from './vary-marker.ts';
 import { replayEntry } from './hit/replay.ts';
-import { boundedLifetime, lifetimeOf, storeMs, type Lifetime } from './lifetime.ts';
+import { askWithValidators } from './revalidation.ts';
+import { boundedLifetime, keptForRevalidation, lifetimeOf, storeMs, type Lifetime } from './lifetime.ts';
 import {
   entryOf,
   keysOnCookies,
@@ -47,7 +48,7 @@ export const failedBuild = new Set<FlightFailure>(['TIMEOUT', 'ERROR', 'NO-ENTRY
  * `flight` undefined (no single flight, or a request whose page cannot come
  * from another's build) it is stored if it may be, and nobody waits for it.
  */
-export function startBuild(visit: Visit, flight: Flight | undefined, forward: Forward): void {
+export function startBuild(ctx: Context, visit: Visit, flight: Flight | undefined, forward: Forward): void {
   if (flight !== undefined) visit.runtime.log.debug('log_building', { key: visit.slot.key, url: visit.url });
   const { stats } = visit.runtime.log;
   stats.builds.started++;
@@ -56,6 +57,8 @@ export function startBuild(visit: Visit, flight: Flight | undefined, forward: Fo
   const traced = tracedStart(buildChannel, (): BuildMessage => ({ key: visit.slot.key, url: visit.url }));
   visit.build = { flight, forward, handedOver: false, answeredStale: false, startedAt: performance.now(), traced };
   visit.builds = true;
+  // An entry with the application's validator is revalidated, not rebuilt, when the action says it holds.
+  askWithValidators(ctx, visit);
 }
 
 /**
@@ -180,17 +183,24 @@ async function stored(
   // Waiters in this process are answered now, before the store is written to.
   flight?.settle({ entry: sealed.entry, vary: builderVary(ctx, head, options.varyBy) });
   if (purgedMeanwhile(ctx, visit, sealed.entry)) return void (await flight?.close());
-  const place = await placeOf(ctx, visit, head, storeMs(lifetime));
+  const keepMs = storeMs(lifetime, keptForRevalidation(made.headers, lifetime, handover.options));
+  if (keepMs === 0) {
+    // Stale when made (max-age=0, an Expires in the past) and nothing to revalidate it by: its waiters had it, nobody else may.
+    statusNotStored(ctx, visit.runtime.log.stats, 'EXPIRED');
+    visit.runtime.log.debug('log_not_stored', { key: slot.key, url: slot.url, reason: 'EXPIRED' });
+    return void (await flight?.close());
+  }
+  const place = await placeOf(ctx, visit, head, keepMs);
   if (place === undefined) {
     // A URL's variants are bounded: this one is served, not stored, and nothing else of the URL changes.
     statusNotStored(ctx, visit.runtime.log.stats, 'VARIANTS');
     visit.runtime.log.debug('log_not_stored', { key: slot.key, url: slot.url, reason: 'VARIANTS' });
     return void (await flight?.close());
   }
-  const written = await write(place, sealed.value, storeMs(lifetime));
+  const written = await write(place, sealed.value, keepMs);
   // A refresh replaced an entry other processes may hold in their near caches.
   if (written && slot.notBefore > 0) await slot.purges?.announce();
-  if (written) statusStored(ctx, visit.runtime.log.stats, forward);
+  if (written) statusStored(ctx, visit.runtime.log.stats, forward, visit.renewed);
   else statusNotStored(ctx, visit.runtime.log.stats, 'STORE-ERROR');
   // After the write, so a watcher in another process that finds the lock free also finds the entry.
   await flight?.close();
@@ -282,7 +292,7 @@ function purgedMeanwhile(ctx: Context, visit: Visit, entry: CacheEntry): boolean
  * @param resolved - the response's options as resolved once the action was done
  */
 function lifetimeFor(response: StoreableResponse, options: ResolvedOptions, resolved: ResolvedOptions): Lifetime {
-  const fromResponse = lifetimeOf(response.headers['cache-control'], options);
+  const fromResponse = lifetimeOf(response.headers, options);
   const set = (name: string): boolean => resolved.overridden.has(name);
   return boundedLifetime({
     ttl: set('cacheDuration') ? resolved.cacheDuration : fromResponse.ttl,

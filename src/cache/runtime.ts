@@ -30,7 +30,7 @@ const reopenAfterMs = 5000;
 /** The server-side cache of one middleware. */
 export class CacheRuntime implements FlightContext {
   readonly table = new Map<string, Flight>();
-  /** Keys with a stale-while-revalidate refresh under way in this process (revalidate.ts). */
+  /** Keys with a stale-while-revalidate refresh under way in this process (refresh.ts). */
   readonly revalidating = new Set<string>();
   readonly lock: CacheLock | undefined;
   readonly log: DecisionLog;

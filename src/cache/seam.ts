@@ -4,7 +4,9 @@
  *   lookup    when the action asks (`ctx.bufferIsCached()`): a hit, a wait
  *             answered, a build, or a bypass
  *   facts     what the pipeline needs to know of the answer: replayed,
- *             builds, the hit's key and entry
+ *             builds, renewed, the hit's key and entry
+ *   actionDone when the action is done: the visitor's conditional headers
+ *             back, a 304 to the stored validators turned into the entry
  *   failed    after the action, when it threw or answered 5xx: answered
  *             from a stale-if-error entry instead?
  *   store     at STORE: the optimised, uncompressed entity handed over
@@ -19,6 +21,7 @@ import type { ResolvedOptions } from '../config/options.ts';
 import { answerStaleOnFailure, finishBuild, handOver, type Handover } from './build.ts';
 import { decide } from './decide.ts';
 import { invalidate, writes } from './invalidate.ts';
+import { renewOn304, restoreVisitorConditionals } from './revalidation.ts';
 import type { CacheRuntime } from './runtime.ts';
 import type { StoreableResponse } from './storable.ts';
 import { visitOf, type CacheFacts } from './visit.ts';
@@ -53,6 +56,18 @@ export function lookup(ctx: Context, runtime: CacheRuntime, options: ResolvedOpt
 /** What the pipeline needs to know of the request's visit; undefined when it never reached a key. */
 export function facts(ctx: Context): CacheFacts | undefined {
   return visitOf(ctx);
+}
+
+/**
+ * When the action is done, thrown or not: the visitor's own conditional
+ * headers are back, and a build the action answered 304 to its stored
+ * validators is renewed from the entry (revalidation.ts).
+ */
+export function actionDone(ctx: Context, threw: boolean): void {
+  const visit = visitOf(ctx);
+  if (visit?.revalidating === undefined) return;
+  restoreVisitorConditionals(ctx, visit);
+  if (!threw) renewOn304(ctx, visit);
 }
 
 /**

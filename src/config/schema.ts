@@ -411,6 +411,21 @@ export const schema = {
     perResponse: perResponseDuration,
   }),
   /**
+   * Seconds (or a duration string) an entry with the application's own
+   * ETag or Last-Modified is kept past its TTL and stale windows, answered
+   * to nobody: the request that rebuilds it runs the action with that
+   * validator in If-None-Match / If-Modified-Since, and an action that
+   * answers 304 (`ctx.fresh`) renews the entry instead of rendering it
+   * again. 0 turns revalidation off. @defaultValue three times the entry's TTL, at least `cacheDuration`
+   */
+  cacheRevalidationWindow: responseRow<number | string | undefined, number | undefined>({
+    doc: 'how long an expired entry with an ETag or Last-Modified is kept for its rebuild to revalidate',
+    default: undefined,
+    check: durationCheck('option_cache_revalidation_window', anyDuration),
+    resolve: (v) => (isNil(v) ? undefined : parseDuration(v)),
+    perResponse: (v, fallback) => parseDuration(v) ?? fallback,
+  }),
+  /**
    * Seconds (or a duration string) a key whose build could not be stored
    * (it set a cookie, said private or no-store, varied outside the key, or
    * answered a status other than 200) is remembered as such: its requests
