@@ -195,13 +195,49 @@ ${sections.join('\n')}`;
   return format(text, referencePath);
 }
 
+/**
+ * The options the README's table shows: those most sites set. The README
+ * stays short enough to read through; docs/options.md lists every option.
+ */
+export const readmeOptions: ReadonlySet<string> = new Set([
+  'compressContent',
+  'optimiseContent',
+  'generateEtag',
+  'lastModified',
+  'minCompressSize',
+  'encodings',
+  'compressibleTypes',
+  'excludedTypes',
+  'cache',
+  'cacheDuration',
+  'cacheStaleWhileRevalidate',
+  'cacheStaleIfError',
+  'cacheRevalidationWindow',
+  'cacheNamespace',
+  'cacheKey',
+  'cacheLockDir',
+  'varyBy',
+  'cacheIgnoreCookies',
+  'cacheMaxSize',
+  'cacheTags',
+  'metrics',
+  'logger',
+]);
+
 /** The README's region between the markers, markers included. */
 async function readmeRegion(docs: readonly OptionDoc[]): Promise<string> {
-  const rows = docs.map((doc) => `| \`${doc.name}\` | ${cell(shortDefault(doc.defaultText))} | ${cell(doc.summary)} |`);
+  const shown = docs.filter((doc) => readmeOptions.has(doc.name));
+  const rows = shown.map(
+    (doc) =>
+      `| [\`${doc.name}\`](docs/options.md#${doc.name.toLowerCase()}) | ${cell(shortDefault(doc.defaultText))} | ${cell(doc.summary)} |`,
+  );
+  const others = docs.length - shown.length;
   const table = await format(
     `| option | default | what it does |
 | --- | --- | --- |
 ${rows.join('\n')}
+
+The ${others} others (memory budgets, locks, store timeouts, messages, …): [docs/options.md](docs/options.md).
 `,
     readmePath,
   );
