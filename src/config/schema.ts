@@ -416,7 +416,7 @@ export const schema = {
    * to nobody: the request that rebuilds it runs the action with that
    * validator in If-None-Match / If-Modified-Since, and an action that
    * answers 304 (`ctx.fresh`) renews the entry instead of rendering it
-   * again. 0 turns revalidation off. @defaultValue three times the entry's TTL, at least `cacheDuration`
+   * again. 0 turns revalidation off. @defaultValue three times the longer of the entry's TTL and `cacheDuration`
    */
   cacheRevalidationWindow: responseRow<number | string | undefined, number | undefined>({
     doc: 'how long an expired entry with an ETag or Last-Modified is kept for its rebuild to revalidate',
@@ -427,7 +427,7 @@ export const schema = {
   }),
   /**
    * Seconds (or a duration string) a key whose build could not be stored
-   * (it set a cookie, said private or no-store, varied outside the key, or
+   * (it set a cookie, said private or no-store, said `Vary: *`, or
    * answered a status other than 200) is remembered as such: its requests
    * go to the action at once, none waits for another's build (Varnish's
    * hit-for-miss). A storable response ends it early. 0 turns it off; the
