@@ -33,7 +33,7 @@ test('docs/options.md and the README options table are fresh (else run npm run g
 
 test('every option the README table names exists, and the README points to the reference for the rest', async (t) => {
   const { readmeOptions } = await import('../../scripts/generate-options-docs.ts');
-  const names = new Set((await optionDocs()).map((doc) => doc.name));
+  const names = new Set(optionDocs().map((doc) => doc.name));
   for (const name of readmeOptions) t.true(names.has(name), `${name} is an option`);
   const readme = readFileSync(join(packageRoot, readmePath), 'utf8');
   t.regex(readme, new RegExp(`The ${names.size - readmeOptions.size} others .*\\(docs/options\\.md\\)`));
