@@ -15,10 +15,15 @@
  *   through zstd-napi's CompressStream), joined to the source by
  *   `stream.pipeline`, so back-pressure holds memory to a few buffers
  *   whatever the length, and an error on either side destroys both: Koa's
- *   own pipeline to the socket then ends the response instead of hanging it.
- *
- * Stream bodies are not squashed, get no MD5 ETag and are not stored in the
- * server-side cache: each would need the whole body in memory.
+ *   own pipeline to the socket then ends the response instead of hanging it;
+ * - a live stream (a streamed page, server-sent events, a proxied upstream)
+ *   is flushed whenever its source has nothing more ready, so every byte the
+ *   app wrote is decodable by the client at once (live-flush.ts);
+ * - a static file is compressed once: its compressed bytes are kept in the
+ *   representation memo under the file's identity (device, inode, size,
+ *   mtime) and coding, and a file seen again is recompressed at its coding's
+ *   smallest setting off the request path (file-memo.ts); an edited file is
+ *   a new identity.
  */
 import { stat } from 'node:fs/promises';
 import { pipeline, type Readable, type Transform } from 'node:stream';
@@ -27,9 +32,11 @@ import type { Context } from 'koa';
 import type { ResolvedOptions } from '../config/options.ts';
 import { zstdLib } from '../http/codings.ts';
 import { isGetOrHead, responseHeader } from '../http/headers.ts';
-import type { DecisionLog } from '../base/decision-log.ts';
 import { codedTag } from '../http/etag.ts';
 import { feedFile, fileDescriptor, isPlainFileStream } from './file-feed.ts';
+import { fileIdentity, fileMemo, type FileMemo } from './file-memo.ts';
+import { flushWhenIdle } from './live-flush.ts';
+import type { Shared } from './work.ts';
 import type { Coding } from '../http/negotiate.ts';
 import { chooseCoding, compressible, type Choice } from './coding.ts';
 import { notModifiedNow } from './conditional.ts';
@@ -47,21 +54,46 @@ export interface StreamResponse {
   readonly type: string;
 }
 
+/** What the stat of a file stream says: koa-etag's weak tag, and the file's identity for the memo. */
+interface FileFacts {
+  /** `W/"<size hex>-<mtime ms hex>"`, as koa-etag (the `etag` package's stattag) gives it. */
+  readonly tag: string;
+  /** Device, inode, size and mtime: an edited or replaced file is another identity. */
+  readonly identity: string;
+  readonly size: number;
+  readonly path: string | Buffer;
+}
+
 /**
- * The weak ETag koa-etag gives a file stream: `W/"<size hex>-<mtime hex>"`
- * from the file's stat; undefined when the stream names no file or the stat
- * fails (the stream will then report its own error).
+ * The stat of the file a stream reads; undefined when the stream names no
+ * regular file or the stat fails (the stream will then report its own error).
  */
-export async function fileStreamTag(stream: Readable): Promise<string | undefined> {
+async function fileFacts(stream: Readable): Promise<FileFacts | undefined> {
   const path = (stream as { path?: unknown }).path;
   if (typeof path !== 'string' && !Buffer.isBuffer(path)) return undefined;
   try {
     const stats = await stat(path);
     if (!stats.isFile()) return undefined;
-    return `W/"${stats.size.toString(16)}-${stats.mtime.getTime().toString(16)}"`;
+    return {
+      tag: `W/"${stats.size.toString(16)}-${stats.mtime.getTime().toString(16)}"`,
+      identity: fileIdentity(stats),
+      size: stats.size,
+      path,
+    };
   } catch {
     return undefined;
   }
+}
+
+/** True when a file stream reads its whole file: a byte range is not the file, and is never kept as it. */
+function wholeFile(stream: Readable): boolean {
+  const { start, end } = stream as Readable & { start?: number; end?: number };
+  return (start === undefined || start === 0) && (end === undefined || end === Infinity);
+}
+
+/** The weak ETag koa-etag gives a file stream; undefined when the stream names no regular file. */
+export async function fileStreamTag(stream: Readable): Promise<string | undefined> {
+  return (await fileFacts(stream))?.tag;
 }
 
 /**
@@ -109,8 +141,9 @@ const ignoreHere = (): void => undefined;
  * @param response - the context, the options for this response and its media type
  * @param log - the decision log
  */
-export async function respondWithStream(stream: Readable, response: StreamResponse, log: DecisionLog): Promise<void> {
+export async function respondWithStream(stream: Readable, response: StreamResponse, shared: Shared): Promise<void> {
   const { ctx, options } = response;
+  const { log } = shared;
   // A file that fails to open says so while the stat below is awaited, when nothing listens yet: an
   // 'error' without a listener would end the process. Its error is thrown instead, so Koa answers as it
   // would without koa-buffer (404 for a missing file); later errors reach the pipe that reads the stream.
@@ -123,10 +156,17 @@ export async function respondWithStream(stream: Readable, response: StreamRespon
   if (flowing) stream.pause();
   const { coding, reason } = streamCoding(response);
   const validated = ctx.response.status === 200 && isGetOrHead(ctx.request.method);
-  if (validated && options.generateEtag && !ctx.res.hasHeader('ETag')) {
-    const tag = await fileStreamTag(stream);
-    if (tag !== undefined) ctx.response.set('ETag', tag);
-  }
+  // A file read whole, in a coding, may come from the memo: its stat says which file it is.
+  const memoable =
+    validated &&
+    coding !== 'identity' &&
+    shared.memo.enabled &&
+    !flowing &&
+    isPlainFileStream(stream) &&
+    wholeFile(stream);
+  const file = (validated && options.generateEtag) || memoable ? await fileFacts(stream) : undefined;
+  if (validated && options.generateEtag && !ctx.res.hasHeader('ETag') && file !== undefined)
+    ctx.response.set('ETag', file.tag);
   if (stream.errored) throw stream.errored;
   const etag = responseHeader(ctx, 'ETag');
   if (etag !== undefined && coding !== 'identity') ctx.response.set('ETag', codedTag(etag, coding));
@@ -150,18 +190,33 @@ export async function respondWithStream(stream: Readable, response: StreamRespon
   ctx.response.set('Content-Encoding', coding);
   ctx.response.remove('Content-Length');
   log.debug('log_stream_coding', { coding });
+  const memo = memoable && file !== undefined ? fileMemo(shared, file, coding, options) : undefined;
+  const known = memo?.known();
+  if (known !== undefined) {
+    // Compressed before: the bytes are sent whole, with their length (a HEAD says it too), and the file is not read.
+    stream.destroy();
+    ctx.response.remove('Transfer-Encoding');
+    ctx.response.body = known;
+    log.stats.sent(coding, file!.size, known.length);
+    return;
+  }
   // HEAD: the headers say what a GET would get; Koa sends no body and destroys the unread stream.
   if (ctx.request.method === 'HEAD') return;
   // A file that fails to open, even after the stat above, is thrown while nothing is sent yet: Koa answers 500.
   const feeds = !flowing && isPlainFileStream(stream);
   if (feeds) await fileDescriptor(stream);
-  const compressor = encoder(coding, options.compressionLevels[coding]);
+  const compressor = encoder(coding, memo?.level ?? options.compressionLevels[coding]);
+  const failed = (error: Error): void => log.error('log_stream_failed', { error: error.message });
   // Koa's pipe from the compressor to the socket ends the response; these only record why it failed.
-  if (feeds) void feedFile(stream, compressor, (error) => log.error('log_stream_failed', { error: error.message }));
-  else
+  if (feeds) void feedFile(stream, compressor, failed);
+  else {
     pipeline(stream, compressor, (error) => {
-      if (error && (error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE')
-        log.error('log_stream_failed', { error: error.message });
+      if (error && (error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') failed(error);
     });
-  ctx.response.body = compressor;
+    // A live source (not a file): what it wrote is flushed out whenever it has nothing more ready.
+    flushWhenIdle(stream, compressor, coding);
+  }
+  ctx.response.body = memo?.collect(compressor) ?? compressor;
 }
+
+export type { FileMemo };
