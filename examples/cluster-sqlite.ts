@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Koa from 'koa';
-import { buffer } from '../src/index.ts'; // in an application: from 'koa-buffer'
+import { buffer } from 'koa-buffer';
 
 const dataDir = process.env.DATA_DIR || join(tmpdir(), `koa-buffer-cluster-example-${process.getuid?.() ?? 'user'}`);
 const workers = 2;

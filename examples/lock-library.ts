@@ -17,7 +17,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FileLock, Lock } from '../src/index.ts'; // in an application: from 'koa-buffer'
+import { FileLock, Lock } from 'koa-buffer';
 
 const dir = process.env.LOCK_DIR || join(tmpdir(), `koa-buffer-lock-example-${process.getuid?.() ?? 'user'}`);
 const jobSeconds = Number(process.env.JOB_SECONDS ?? 1);

@@ -52,7 +52,7 @@ import Koa, { type Middleware } from 'koa';
 import compress from 'koa-compress';
 import conditional from 'koa-conditional-get';
 import etag from 'koa-etag';
-import { buffer } from '../src/index.ts'; // in an application: from 'koa-buffer'
+import { buffer } from 'koa-buffer';
 
 const stack = process.env.STACK === 'before' ? 'before' : 'after';
 const app = new Koa();

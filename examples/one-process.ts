@@ -13,7 +13,7 @@
 import Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { buffer } from '../src/index.ts'; // in an application: from 'koa-buffer'
+import { buffer } from 'koa-buffer';
 
 const app = new Koa();
 

@@ -17,7 +17,7 @@
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Koa from 'koa';
-import { buffer, RedisLock } from '../src/index.ts'; // in an application: from 'koa-buffer'
+import { buffer, RedisLock } from 'koa-buffer';
 
 const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const host = process.env.HOST_NAME || `host-${process.pid}`; // a name for this "host" in the logs

@@ -16,7 +16,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import Koa, { type Middleware } from 'koa';
-import { buffer, bufferSection } from '../src/index.ts'; // in an application: from 'koa-buffer'
+import { buffer, bufferSection } from 'koa-buffer';
 
 /** Runs `middleware` for paths under `prefix` only (what a router's prefix does). */
 const under =

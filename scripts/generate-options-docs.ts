@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
 import ts from 'typescript';
 import { builtinMessages } from '../src/base/messages.ts';
-import type { Scope } from '../src/config/row.ts';
+import type { Check, Scope } from '../src/config/row.ts';
 import { schema } from '../src/config/schema.ts';
 
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -43,6 +43,8 @@ export interface OptionDoc {
   /** The catalog key of the check's problem, and its text. */
   readonly key: string;
   readonly message: string;
+  /** The catalog key of the check's reason of its own, when it has one (a duration that reads like milliseconds). */
+  readonly reasonKey: string | undefined;
 }
 
 // A TSDoc cannot hold `*/`, so a comment writes `*\/`; the reader sees `*/`.
@@ -90,8 +92,10 @@ export function optionDocs(): OptionDoc[] {
     const text = written.get(name);
     if (text === undefined) throw new Error(`${schemaPath}: no source text found for ${name}`);
     if (text.description === '') throw new Error(`${schemaPath}: ${name} has no TSDoc`);
-    const message = builtinMessages.text(row.check.key, { name });
-    return { name, scope: row.scope, summary: row.doc, ...text, key: row.check.key, message };
+    // The value a message shows is the one given, so the reference shows where it goes.
+    const message = builtinMessages.text(row.check.key, { name, value: '…' });
+    const reasonKey = (row.check as Check).reason?.key;
+    return { name, scope: row.scope, summary: row.doc, ...text, key: row.check.key, message, reasonKey };
   });
 }
 
@@ -132,8 +136,8 @@ async function format(text: string, path: string): Promise<string> {
 /** docs/options.md. */
 async function reference(docs: readonly OptionDoc[]): Promise<string> {
   const sections = docs.map((doc) => {
-    // A message made only of its placeholder (the dictionaries rule's) says nothing until it is filled.
-    const refused = /^%\{\w+\}$/.test(doc.message) ? `\`${doc.key}\`` : `\`${doc.key}\`: ${doc.message}`;
+    // A message that starts with its inner problem (the dictionaries rule's) says nothing until it is filled.
+    const refused = doc.message.startsWith('%{problem}') ? `\`${doc.key}\`` : `\`${doc.key}\`: ${doc.message}`;
     return `## \`${doc.name}\`
 
 ${doc.description}
@@ -141,7 +145,7 @@ ${doc.description}
 - default: ${shownDefault(doc.defaultText)}
 - type: \`${doc.type}\`
 - set in: ${setIn[doc.scope]}
-- refused with: ${refused}
+- refused with: ${refused}${doc.reasonKey === undefined ? '' : `\n- also refused with: \`${doc.reasonKey}\`, for a bare number that reads like milliseconds ([durations](#durations))`}
 `;
   });
   const text = `# Options
@@ -149,12 +153,16 @@ ${doc.description}
 <!-- ${banner} -->
 
 Every option of \`buffer()\` is optional. \`buffer()\` validates them once:
-names in ASCII order, unknown names at their place in it, the first problem
-only, and the checks that look at several options (\`cacheLock\` with
-\`cacheLockDir\`, a lock's ttl against \`cacheLockTimeout\`, coding names,
-\`adaptiveCompression\` with \`compressionLevels\`) after all the others. A
-problem is thrown as a \`BufferOptionError\` whose \`key\` is the catalog key
-listed under "refused with" (the \`messages\` option rewords it).
+names in ASCII order, unknown names at their place in it (naming the
+option a misspelt name most likely meant: \`cacheDurration\` gets "did you
+mean cacheDuration?"), the first problem only, and the checks that look at
+several options (\`cacheLock\` with \`cacheLockDir\`, a lock's ttl against
+\`cacheLockTimeout\`, coding names, \`adaptiveCompression\` with
+\`compressionLevels\`) after all the others. A problem is thrown as a
+\`BufferOptionError\` whose \`key\` is the catalog key listed under "refused
+with" (the \`messages\` option rewords it), and whose message names the
+option and the value it got, shortened, with a URL's password and the
+values of keys such as \`password\` shown as \`***\`.
 
 Where an option may be set:
 
@@ -171,20 +179,65 @@ that is not a list of header names makes the request bypass the cache.
 Per response, \`undefined\` means off or none (except for \`varyBy\`).
 \`Flag\` is \`true\`, \`false\`, \`1\` or \`0\`.
 
+## Durations
+
+A duration is a number of seconds or a string with a unit (\`'10 minutes'\`,
+\`'1.5 h'\`, \`'30 days'\`; ms, s, m, h, d and w, and their words). Seconds
+differ from koa-cash's \`maxAge\` and from JavaScript's timers, which count
+milliseconds, so a bare number that reads like milliseconds is refused
+(\`option_duration_unit\`), in \`buffer()\` and per response alike: one over a
+week (604800), or a whole thousand from 10000 on. \`cacheDuration: 60000\`
+would be 16.7 hours; the message says so, and that \`'1 minute'\` or
+\`'17 hours'\` is how to write either. A string with a unit is taken at any
+length.
+
 ${sections.join('\n')}`;
   return format(text, referencePath);
 }
 
+/**
+ * The options the README's table shows: those most sites set. The README
+ * stays short enough to read through; docs/options.md lists every option.
+ */
+export const readmeOptions: ReadonlySet<string> = new Set([
+  'compressContent',
+  'optimiseContent',
+  'generateEtag',
+  'lastModified',
+  'minCompressSize',
+  'encodings',
+  'compressibleTypes',
+  'excludedTypes',
+  'cache',
+  'cacheDuration',
+  'cacheStaleWhileRevalidate',
+  'cacheStaleIfError',
+  'cacheRevalidationWindow',
+  'cacheNamespace',
+  'cacheKey',
+  'cacheLockDir',
+  'varyBy',
+  'cacheIgnoreCookies',
+  'cacheMaxSize',
+  'cacheTags',
+  'metrics',
+  'logger',
+]);
+
 /** The README's region between the markers, markers included. */
 async function readmeRegion(docs: readonly OptionDoc[]): Promise<string> {
-  const rows = docs.map((doc) => `| \`${doc.name}\` | ${cell(shortDefault(doc.defaultText))} | ${cell(doc.summary)} |`);
+  const shown = docs.filter((doc) => readmeOptions.has(doc.name));
+  const rows = shown.map(
+    (doc) =>
+      `| [\`${doc.name}\`](docs/options.md#${doc.name.toLowerCase()}) | ${cell(shortDefault(doc.defaultText))} | ${cell(doc.summary)} |`,
+  );
+  const others = docs.length - shown.length;
   const table = await format(
     `| option | default | what it does |
 | --- | --- | --- |
 ${rows.join('\n')}
 
-Each option in full, with its type, where it may be set and the error it
-raises: [docs/options.md](docs/options.md).
+The ${others} others (memory budgets, locks, store timeouts, messages, …): [docs/options.md](docs/options.md).
 `,
     readmePath,
   );

@@ -4,7 +4,7 @@
  *
  * - docs/images/dashboard.png: the demo (started on a free port with a
  *   fresh data directory) opened in headless Chromium, its live panel filled
- *   in and the stampede button pressed;
+ *   in, the stampede button pressed and the counters read after it;
  * - docs/images/bench-chart.png: bench/results/latest.svg as Chromium draws
  *   it (redraw the SVG first with `npm run bench:chart` if latest.json changed).
  *
@@ -32,6 +32,9 @@ try {
   page.on('pageerror', (error) => console.error(`screenshots: the dashboard's script failed: ${error.message}`));
   await openDashboard(page, demo.base);
   await runStampede(page);
+  // The counters are polled every second: wait for a reading begun after the stampede ended.
+  const polls = Number(await page.locator('#dashboard-counters').getAttribute('data-polls'));
+  await page.waitForSelector(`#dashboard-counters[data-polls="${polls + 2}"]`, { timeout: 10_000 });
   const verdict = await page.locator('[data-result="stampede"] .verdict').innerText();
   await page.locator('#dashboard').screenshot({ path: join(imagesDir, 'dashboard.png') });
   console.log(`Wrote docs/images/dashboard.png (${verdict.replace(/\s+/g, ' ').trim()})`);

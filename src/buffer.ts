@@ -14,7 +14,7 @@ import { DecisionLog } from './base/decision-log.ts';
 import type { CacheStore } from './base/store.ts';
 import { purgeMethods, type PurgeMethods } from './cache/purge/api.ts';
 import { CacheRuntime } from './cache/runtime.ts';
-import { failed as buildFailed, finish } from './cache/seam.ts';
+import { actionDone, afterWrite, failed as buildFailed, finish } from './cache/seam.ts';
 import { resolveOptions, type BufferOptions, type ResolvedOptions } from './config/options.ts';
 import { resolveResponseOptions } from './config/per-response.ts';
 import { ChangingBodies } from './encoding/changing.ts';
@@ -29,7 +29,7 @@ import { enrol } from './observe/cluster.ts';
 import { prometheusText, registerOn } from './observe/prometheus.ts';
 import { countRoute, publishRequest } from './observe/request.ts';
 import { openTelemetry } from './observe/otel.ts';
-import { keyTablesBytes, keyTableBytesMax } from './cache/key.ts';
+import { keyTablesBytes, keyTableBytesMax, leaveOutIgnoredCookies } from './cache/key.ts';
 import { streaksBytesMax } from './encoding/changing.ts';
 import { sightingsBytesMax } from './encoding/memo.ts';
 import { queuedMaxBytes } from './encoding/upgrades.ts';
@@ -141,16 +141,24 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
     // An outer buffer() already reworks this request; a second pass would only redo its work.
     if (requestState(ctx)) return next();
     const state = openState(ctx, config, cache);
+    leaveOutIgnoredCookies(ctx, config.cacheIgnoreCookies, config.varyBy);
     ctx.bufferIsCached = bufferIsCached;
     try {
+      let threw = false;
       try {
         await next();
       } catch (error) {
+        threw = true;
         // stale-if-error: a build that threw may be answered from its stale entry (cache/build.ts).
         if (!buildFailed(ctx, error)) throw error;
+      } finally {
+        // A revalidating build's action saw the entry's validators: the visitor's come back, a 304 renews it.
+        actionDone(ctx, threw);
       }
       if (ctx.response.status >= 500) buildFailed(ctx, undefined);
       resolveResponseOptions(ctx, state); // sections and ctx.state.buffer have had their say
+      const invalidating = afterWrite(ctx, cache, config.cache !== undefined);
+      if (invalidating !== undefined) await invalidating;
       takeTagHeader(ctx.res, state); // stored with the entry, never sent
       const responding = respond(ctx, state, shared);
       if (responding !== undefined) await responding;

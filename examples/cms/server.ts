@@ -19,7 +19,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Koa from 'koa';
-import { buffer } from '../../src/index.ts'; // in an application: from 'koa-buffer'
+import { buffer } from 'koa-buffer';
 import { readArticles, writeArticles } from './articles.ts';
 
 const dataDir = process.env.DATA_DIR || join(tmpdir(), `koa-buffer-cms-example-${process.getuid?.() ?? 'user'}`);

@@ -4,8 +4,9 @@
  */
 import { fileURLToPath } from 'node:url';
 import Koa, { type Middleware } from 'koa';
-import { buffer } from '../../src/index.ts'; // in an application: from 'koa-buffer'
+import { buffer } from 'koa-buffer';
 import { articlePage } from './pages/article.ts';
+import { countersApi, metricsPath, statsPath } from './metrics.ts';
 import { buildsApi, dashboardScript, dashboardStyle } from './pages/dashboard.ts';
 import { downloadPage } from './pages/download.ts';
 import { chooseLanguage, helloPage } from './pages/hello.ts';
@@ -39,10 +40,13 @@ function routes(table: Record<string, Middleware>): Middleware {
   };
 }
 
+/** Requests made every second by the panel and a scraper: one log line each would drown the rest. */
+const unlogged = new Set([metricsPath, statsPath]);
+
 /**
  * Says which worker answered, closes connections while the worker stops, and
- * logs one line per request. It sits outside `buffer()`, so what it sets is
- * not stored in the cache with the page.
+ * logs one line per request (but for {@link unlogged}). It sits outside
+ * `buffer()`, so what it sets is not stored in the cache with the page.
  */
 function served(lifecycle: Lifecycle): Middleware {
   return async (ctx, next) => {
@@ -53,9 +57,13 @@ function served(lifecycle: Lifecycle): Middleware {
       ctx.set('X-Worker', String(process.pid));
       // A keep-alive connection would hold a stopping worker open until its timeout.
       if (lifecycle.stopping) ctx.set('Connection', 'close');
-      const cache = ctx.response.get('X-Cache');
-      const ms = Math.round(performance.now() - started);
-      console.log(`[worker ${process.pid}] ${ctx.method} ${ctx.url} ${ctx.status}${cache ? ` ${cache}` : ''} ${ms} ms`);
+      if (!unlogged.has(ctx.path)) {
+        const cache = ctx.response.get('X-Cache');
+        const ms = Math.round(performance.now() - started);
+        console.log(
+          `[worker ${process.pid}] ${ctx.method} ${ctx.url} ${ctx.status}${cache ? ` ${cache}` : ''} ${ms} ms`,
+        );
+      }
     }
   };
 }
@@ -70,6 +78,8 @@ function served(lifecycle: Lifecycle): Middleware {
 export function createApp(settings: Settings, lifecycle: Lifecycle): Koa {
   const app = new Koa();
   app.use(served(lifecycle));
+  // koa-buffer's counters, both workers summed (metrics.ts), ahead of buffer() so looking is not counted.
+  app.use(countersApi());
   // Mounted before the routes whose responses it reworks. The SQLite file and
   // the lock directory are shared by the workers of this host: a page one
   // worker builds is a hit for the other, and concurrent misses build once.

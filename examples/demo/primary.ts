@@ -1,12 +1,14 @@
 /**
  * The primary process: prepares the data directory, forks the workers,
- * prints what the demo serves once they all listen, and stops them on
+ * prints what the demo serves once they all listen, adds up the workers'
+ * counters when a worker asks for them (metrics.ts), and stops them on
  * SIGINT (Ctrl-C) or SIGTERM: each worker finishes the requests under way
  * and exits, then the primary exits 0. A second Ctrl-C kills them at once.
  */
 import cluster, { type Worker } from 'node:cluster';
 import { mkdirSync } from 'node:fs';
 import { capabilities } from './capabilities.ts';
+import { answerWorkers, metricsPath, statsPath } from './metrics.ts';
 import { prepareDownload } from './pages/download.ts';
 import { baseUrl, type Settings } from './settings.ts';
 
@@ -19,6 +21,7 @@ export function banner(settings: Settings, base: string, pids: number[]): string
     `koa-buffer demo: ${base}/  (${pids.length} workers: pid ${pids.join(', ')})`,
     `  data directory: ${settings.dataDir}`,
     `    cache ${settings.cacheUrl}, locks ${settings.lockDir}`,
+    `  metrics of both workers, summed: ${base}${metricsPath} (Prometheus text), ${base}${statsPath} (JSON)`,
     '  Ctrl-C stops it. Open the index in a browser, or try:',
     '',
   ];
@@ -34,6 +37,7 @@ export function banner(settings: Settings, base: string, pids: number[]): string
 export function runPrimary(settings: Settings): void {
   mkdirSync(settings.dataDir, { recursive: true, mode: 0o700 });
   prepareDownload(settings.downloadFile);
+  answerWorkers();
 
   const listening = new Map<Worker, number>();
   let stopping = false;

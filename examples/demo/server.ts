@@ -8,6 +8,8 @@
  *
  * The primary forks the workers and prints what it serves (primary.ts); each
  * worker runs the Koa app (app.ts, worker.ts). Settings: settings.ts.
+ * koa-buffer's counters, both workers summed: /metrics (Prometheus text)
+ * and /api/stats (JSON, drawn live on the index), see metrics.ts.
  */
 import cluster from 'node:cluster';
 import { runPrimary } from './primary.ts';

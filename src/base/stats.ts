@@ -130,7 +130,8 @@ export class Stats {
     notStorableByDetail: {} as Record<string, number>,
     stored: 0,
   };
-  readonly builds = { started: 0, failed: 0, timedOut: 0, notStorable: 0 };
+  /** `revalidated`: builds whose action answered the stored entry's validators with 304, renewing it. */
+  readonly builds = { started: 0, failed: 0, timedOut: 0, notStorable: 0, revalidated: 0 };
   readonly waiters = { waited: 0, woken: 0, refused: 0, ranAction: 0 };
   readonly purges = { url: 0, tag: 0, all: 0 };
   /** Store and lock calls by backend. */

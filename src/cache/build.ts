@@ -17,14 +17,17 @@ import { responseTags } from '../http/tags.ts';
 import { statusNotStored, statusStaleOnError, statusStored, type Forward } from './cache-status.ts';
 import type { CacheEntry } from './entry.ts';
 import type { Flight, FlightFailure } from './flight/flight.ts';
-import { markNotStorable, seal, write } from './hit/lookup.ts';
+import { lookup, markNotStorable, seal, write, type Slot } from './hit/lookup.ts';
+import { encodeVaryMarker, variantKey, variantOf, variantsMax } from './vary-marker.ts';
 import { replayEntry } from './hit/replay.ts';
-import { boundedLifetime, lifetimeOf, storeMs, type Lifetime } from './lifetime.ts';
+import { askWithValidators } from './revalidation.ts';
+import { boundedLifetime, keptForRevalidation, lifetimeOf, storeMs, type Lifetime } from './lifetime.ts';
 import {
   entryOf,
   keysOnCookies,
   notStorableAsSent,
   notStorableReason,
+  secondaryFields,
   varyFields,
   type StoreableResponse,
 } from './storable.ts';
@@ -45,7 +48,7 @@ export const failedBuild = new Set<FlightFailure>(['TIMEOUT', 'ERROR', 'NO-ENTRY
  * `flight` undefined (no single flight, or a request whose page cannot come
  * from another's build) it is stored if it may be, and nobody waits for it.
  */
-export function startBuild(visit: Visit, flight: Flight | undefined, forward: Forward): void {
+export function startBuild(ctx: Context, visit: Visit, flight: Flight | undefined, forward: Forward): void {
   if (flight !== undefined) visit.runtime.log.debug('log_building', { key: visit.slot.key, url: visit.url });
   const { stats } = visit.runtime.log;
   stats.builds.started++;
@@ -54,6 +57,8 @@ export function startBuild(visit: Visit, flight: Flight | undefined, forward: Fo
   const traced = tracedStart(buildChannel, (): BuildMessage => ({ key: visit.slot.key, url: visit.url }));
   visit.build = { flight, forward, handedOver: false, answeredStale: false, startedAt: performance.now(), traced };
   visit.builds = true;
+  // An entry with the application's validator is revalidated, not rebuilt, when the action says it holds.
+  askWithValidators(ctx, visit);
 }
 
 /**
@@ -178,13 +183,53 @@ async function stored(
   // Waiters in this process are answered now, before the store is written to.
   flight?.settle({ entry: sealed.entry, vary: builderVary(ctx, head, options.varyBy) });
   if (purgedMeanwhile(ctx, visit, sealed.entry)) return void (await flight?.close());
-  const written = await write(slot, sealed.value, storeMs(lifetime));
+  const keepMs = storeMs(lifetime, keptForRevalidation(made.headers, lifetime, handover.options));
+  if (keepMs === 0) {
+    // Stale when made (max-age=0, an Expires in the past) and nothing to revalidate it by: its waiters had it, nobody else may.
+    statusNotStored(ctx, visit.runtime.log.stats, 'EXPIRED');
+    visit.runtime.log.debug('log_not_stored', { key: slot.key, url: slot.url, reason: 'EXPIRED' });
+    return void (await flight?.close());
+  }
+  const place = await placeOf(ctx, visit, head, keepMs);
+  if (place === undefined) {
+    // A URL's variants are bounded: this one is served, not stored, and nothing else of the URL changes.
+    statusNotStored(ctx, visit.runtime.log.stats, 'VARIANTS');
+    visit.runtime.log.debug('log_not_stored', { key: slot.key, url: slot.url, reason: 'VARIANTS' });
+    return void (await flight?.close());
+  }
+  const written = await write(place, sealed.value, keepMs);
   // A refresh replaced an entry other processes may hold in their near caches.
   if (written && slot.notBefore > 0) await slot.purges?.announce();
-  if (written) statusStored(ctx, visit.runtime.log.stats, forward);
+  if (written) statusStored(ctx, visit.runtime.log.stats, forward, visit.renewed);
   else statusNotStored(ctx, visit.runtime.log.stats, 'STORE-ERROR');
   // After the write, so a watcher in another process that finds the lock free also finds the entry.
   await flight?.close();
+}
+
+/**
+ * Where a storable build is written: under the URL's key, or, for a page that
+ * varies beyond the key (vary-marker.ts), under its variant's key, with the
+ * URL's marker naming the fields and the variants kept; undefined when the
+ * URL already keeps `variantsMax` other variants.
+ */
+async function placeOf(ctx: Context, visit: Visit, head: SentHead, ms: number): Promise<Slot | undefined> {
+  const vary = head.headers.vary;
+  const fields = secondaryFields(
+    vary === undefined ? undefined : Array.isArray(vary) ? vary : String(vary),
+    visit.options.varyBy,
+  );
+  const primary: Slot = { ...visit.slot, key: visit.primaryKey };
+  if (fields === undefined || fields.length === 0) return primary;
+  const variant = variantOf(ctx, fields);
+  const seen = await lookup(primary);
+  const marker = 'vary' in seen && seen.vary.fields.join('\n') === fields.join('\n') ? seen.vary : undefined;
+  const variants = marker?.variants ?? [];
+  if (!variants.includes(variant)) {
+    if (variants.length >= variantsMax) return undefined;
+    const expires = Math.max(marker?.expires ?? 0, Date.now() + ms);
+    await write(primary, encodeVaryMarker({ fields, variants: [...variants, variant], expires }), expires - Date.now());
+  }
+  return { ...primary, key: variantKey(visit.primaryKey, variant) };
 }
 
 /** A build that may not be stored, for `reason`: said so, and its waiters freed (a 5xx fails them instead). */
@@ -247,7 +292,7 @@ function purgedMeanwhile(ctx: Context, visit: Visit, entry: CacheEntry): boolean
  * @param resolved - the response's options as resolved once the action was done
  */
 function lifetimeFor(response: StoreableResponse, options: ResolvedOptions, resolved: ResolvedOptions): Lifetime {
-  const fromResponse = lifetimeOf(response.headers['cache-control'], options);
+  const fromResponse = lifetimeOf(response.headers, options);
   const set = (name: string): boolean => resolved.overridden.has(name);
   return boundedLifetime({
     ttl: set('cacheDuration') ? resolved.cacheDuration : fromResponse.ttl,

@@ -5,6 +5,7 @@
  * (`fwd=bypass; detail=…`, RFC 9211 2.4 and 2.7).
  */
 import type { Context } from 'koa';
+import { parseCacheControl } from '../http/cache-control.ts';
 import { isGetOrHead } from '../http/headers.ts';
 
 /** Why a request bypasses the cache, as a Cache-Status detail token. */
@@ -42,23 +43,21 @@ const strictRules: BypassOptions = { cacheRequestNoCache: 'bypass', cacheHosts: 
  * honoured as the Perl original does), and max-age=0.
  */
 export function refusesStored(cacheControl: string | undefined): boolean {
-  if (cacheControl === undefined || cacheControl === '') return false;
-  for (const part of cacheControl.split(',')) {
-    const directive = part.trim().toLowerCase();
-    if (directive === 'no-store' || directive === 'no-cache' || directive === 'private') return true;
-    if (directive.startsWith('max-age')) {
-      const value = /^max-age\s*=\s*"?(\d+)"?$/.exec(directive)?.[1];
-      if (value !== undefined && Number(value) === 0) return true;
-    }
-  }
-  return false;
+  const { directives, seconds } = parseCacheControl(cacheControl);
+  return (
+    directives.has('no-store') ||
+    directives.has('no-cache') ||
+    directives.has('private') ||
+    seconds.get('max-age') === 0
+  );
 }
 
 /**
  * True when the request asks not to be answered from a stored response:
  * its Cache-Control refuses one (see {@link refusesStored}), or it has no
  * Cache-Control and says `Pragma: no-cache` (HTTP/1.0 clients; RFC 9111 5.4
- * has Pragma ignored when Cache-Control is present).
+ * has Pragma ignored when Cache-Control is present, and gives its
+ * directives the form of Cache-Control's).
  *
  * @param headers - the request headers
  */
@@ -66,7 +65,7 @@ export function requestRefusesStored(headers: Record<string, string | string[] |
   const cacheControl = headers['cache-control'];
   if (typeof cacheControl === 'string') return refusesStored(cacheControl);
   const pragma = headers.pragma;
-  return typeof pragma === 'string' && /(?:^|,)\s*no-cache\s*(?:,|$)/i.test(pragma);
+  return typeof pragma === 'string' && parseCacheControl(pragma).directives.has('no-cache');
 }
 
 /**

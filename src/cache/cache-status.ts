@@ -8,6 +8,7 @@
  * | not looked up (a bypass rule)                  | `koa-buffer; fwd=bypass; detail=AUTHORIZATION` | —       |
  * | built and stored                               | `koa-buffer; fwd=miss; stored`                 | MISS    |
  * | built over a stale entry, stored               | `koa-buffer; fwd=stale; stored`                | MISS    |
+ * | the action answered the entry's validators 304 | `koa-buffer; fwd=stale; fwd-status=304; stored; detail=REVALIDATED` | REVALIDATED |
  * | rebuilt for a request's no-cache, stored        | `koa-buffer; fwd=request; stored`              | MISS    |
  * | built, not storable                            | `koa-buffer; fwd=uri-miss; detail=SET-COOKIE`  | MISS    |
  * | answered from another request's build          | `koa-buffer; fwd=miss; collapsed`              | HIT     |
@@ -67,10 +68,13 @@ export function statusMiss(ctx: Context, forward: Forward): void {
   put(ctx, `${cacheName}; fwd=${forward}`);
 }
 
-/** The action's response was stored. */
-export function statusStored(ctx: Context, stats: Stats, forward: Forward): void {
+/**
+ * The action's response was stored; `revalidated` when the action answered
+ * the stored entry's validators with 304 and the entry was renewed.
+ */
+export function statusStored(ctx: Context, stats: Stats, forward: Forward, revalidated = false): void {
   stats.requests.stored++;
-  put(ctx, `${cacheName}; fwd=${forward}; stored`);
+  put(ctx, revalidated ? `${cacheName}; fwd=stale; fwd-status=304; stored; detail=REVALIDATED` : `${cacheName}; fwd=${forward}; stored`);
 }
 
 /** The action's response was not stored, for `detail` (`fwd=uri-miss; detail=…`). */

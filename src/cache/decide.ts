@@ -36,11 +36,12 @@ import {
 } from './cache-status.ts';
 import { remainingMs, type CacheEntry } from './entry.ts';
 import { Flight, type FlightFailure, type Outcome } from './flight/flight.ts';
-import { lookup, type Lookup, type Slot } from './hit/lookup.ts';
+import { hasValidator, lookup, type Lookup, type Slot } from './hit/lookup.ts';
 import { replayEntry, retryLater } from './hit/replay.ts';
 import { ambiguousCookie, cacheKeyOf } from './key.ts';
-import { revalidate, revalidatedKey } from './revalidate.ts';
+import { refreshOf, revalidate } from './refresh.ts';
 import { storeBackend } from './backends.ts';
+import { variantKey, variantOf as variantDigest, type VaryMarker } from './vary-marker.ts';
 import type { CacheRuntime } from './runtime.ts';
 import { openVisit, type Visit } from './visit.ts';
 
@@ -61,11 +62,11 @@ export function decide(ctx: Context, runtime: CacheRuntime, options: ResolvedOpt
   const store = runtime.storeFor(options.cache);
   if (store === undefined) return bypassed(ctx, runtime, 'CACHE-OFF');
   if ('error' in store) return bypassed(ctx, runtime, 'STORE-ERROR');
-  // A stale-while-revalidate refresh (revalidate.ts) rebuilds the key of the visitor that started it.
-  const revalidating = revalidatedKey(ctx);
+  // A stale-while-revalidate refresh (refresh.ts) rebuilds the key of the visitor that started it.
+  const refreshing = refreshOf(ctx);
   let key: string | typeof ambiguousCookie;
   try {
-    key = revalidating ?? cacheKeyOf(ctx, options);
+    key = refreshing?.key ?? cacheKeyOf(ctx, options);
   } catch (error) {
     runtime.log.error('log_cache_key_failed', { error: error });
     return bypassed(ctx, runtime, 'KEY-ERROR');
@@ -87,8 +88,11 @@ export function decide(ctx: Context, runtime: CacheRuntime, options: ResolvedOpt
     calls: runtime.storeCalls(store),
   };
   const visit = openVisit(ctx, runtime, options, slot, now);
-  if (revalidating !== undefined) return fly(ctx, visit, 'stale');
-  if (refresh) return afterLookup(ctx, visit, refreshing);
+  if (refreshing !== undefined) {
+    visit.revalidating = hasValidator(refreshing.entry) ? refreshing.entry : undefined;
+    return fly(ctx, visit, 'stale');
+  }
+  if (refresh) return afterLookup(ctx, visit, requested);
   const seen = lookup(slot, now);
   return seen instanceof Promise ? seen.then((found) => afterLookup(ctx, visit, found)) : afterLookup(ctx, visit, seen);
 }
@@ -101,19 +105,35 @@ function afterLookup(ctx: Context, visit: Visit, seen: Lookup): boolean | Promis
   }
   if ('found' in seen) return hit(ctx, visit, seen.found, seen.at);
   if ('stale' in seen) return staleHit(ctx, visit, seen.stale, seen.at);
+  // The page varies beyond the key: this request reads, and builds, its own variant.
+  if ('vary' in seen) return variantOf(ctx, visit, seen.vary);
   ctx.response.set('x-cache', 'MISS');
   if ('pass' in seen) {
     statusMiss(ctx, 'miss');
-    return passed(visit, seen.pass, 'log_hit_for_miss');
+    return passed(ctx, visit, seen.pass, 'log_hit_for_miss');
   }
   visit.fallback = seen.fallback;
+  visit.revalidating = seen.revalidate;
   statusMiss(ctx, seen.miss);
-  if (!options.cacheSingleFlight) return solo(visit, seen.miss);
+  if (!options.cacheSingleFlight) return solo(ctx, visit, seen.miss);
   return fly(ctx, visit, seen.miss);
 }
 
+/**
+ * Looks up this request's variant of a page that varies beyond the key
+ * (vary-marker.ts). A marker found at a variant's key is damage: a miss.
+ */
+function variantOf(ctx: Context, visit: Visit, marker: VaryMarker): boolean | Promise<boolean> {
+  const primary = visit.slot;
+  visit.slot = { ...primary, key: variantKey(primary.key, variantDigest(ctx, marker.fields)) };
+  const found = (seen: Lookup): boolean | Promise<boolean> =>
+    afterLookup(ctx, visit, 'vary' in seen ? { miss: 'miss' } : seen);
+  const seen = lookup(visit.slot);
+  return seen instanceof Promise ? seen.then(found) : found(seen);
+}
+
 /** What a refresh looks up: nothing, it goes to the action (or joins the build under way). */
-const refreshing: Lookup = { miss: 'request' };
+const requested: Lookup = { miss: 'request' };
 
 function bypassed(ctx: Context, runtime: CacheRuntime, detail: string): false {
   statusBypass(ctx, runtime.log.stats, detail);
@@ -138,7 +158,8 @@ function staleHit(ctx: Context, visit: Visit, entry: CacheEntry, at: number): tr
   ctx.res.setHeader('x-cache', 'STALE');
   statusStale(ctx, runtime.log.stats, at - entry.expires);
   runtime.log.debug('log_cache_stale', { key: slot.key, url: slot.url });
-  revalidate(ctx, runtime, slot.key);
+  // The refresh rebuilds the page under the URL's key: its stored variant is the refreshed request's own.
+  revalidate(ctx, runtime, visit.primaryKey, entry);
   return true;
 }
 
@@ -161,7 +182,7 @@ async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolea
       runtime.log.debug('log_waiting_worker', { key: slot.key, url: slot.url });
       const turn = await waited(visit, flight.watch(options.cacheWaitFailure));
       if (turn !== 'build') return answer(ctx, visit, turn, forward);
-      startBuild(visit, flight, forward);
+      startBuild(ctx, visit, flight, forward);
       return false;
     }
     // A failing backend never stops a build: this process builds with its own flight (docs/decisions/0010-locks.md).
@@ -180,12 +201,12 @@ async function fly(ctx: Context, visit: Visit, forward: Forward): Promise<boolea
     // Another build found its page not storable meanwhile: this one runs alone, and so do the waiters.
     if ('pass' in again && flight.settle({ failure: hitForMiss })) {
       await flight.close();
-      return passed(visit, again.pass, 'log_hit_for_miss');
+      return passed(ctx, visit, again.pass, 'log_hit_for_miss');
     }
   }
   // cacheLockTimeout passed while the lock or the store answered.
   if (flight.outcome !== undefined) return answer(ctx, visit, flight.outcome, forward);
-  startBuild(visit, flight, forward);
+  startBuild(ctx, visit, flight, forward);
   return false;
 }
 
@@ -229,14 +250,14 @@ function answer(ctx: Context, visit: Visit, outcome: Outcome, forward: Forward):
     const { failure } = outcome;
     // The builder's client left before its page was sent: nothing was kept, so one waiter builds again.
     if (failure === abandoned) return fly(ctx, visit, forward);
-    if (cannotBeShared(failure)) return passed(visit, failure, 'log_pass');
+    if (cannotBeShared(failure)) return passed(ctx, visit, failure, 'log_pass');
     return waitFailed(ctx, visit, failure);
   }
   const { vary } = outcome;
   if (vary !== undefined) {
     // Never hand over a page that varies on a header this request differs in: this request builds its own.
     for (const [name, value] of Object.entries(vary))
-      if (requestHeaderLines(ctx, name) !== value) return passed(visit, 'VARY', 'log_pass');
+      if (requestHeaderLines(ctx, name) !== value) return passed(ctx, visit, 'VARY', 'log_pass');
   }
   replayEntry(ctx, visit, outcome.entry);
   statusCollapsed(ctx, visit.runtime.log.stats);
@@ -248,10 +269,10 @@ function answer(ctx: Context, visit: Visit, outcome: Outcome, forward: Forward):
  * the build it waited for cannot be shared): it runs the action itself,
  * like a miss without single flight, and its own response is stored if it may be.
  */
-function passed(visit: Visit, detail: string, key: 'log_pass' | 'log_hit_for_miss'): false {
+function passed(ctx: Context, visit: Visit, detail: string, key: 'log_pass' | 'log_hit_for_miss'): false {
   visit.runtime.log.debug(key, { key: visit.slot.key, url: visit.url, detail });
   if (key === 'log_pass') visit.runtime.log.stats.waiters.ranAction++;
-  return solo(visit, 'miss');
+  return solo(ctx, visit, 'miss');
 }
 
 /** The build waited for failed or took too long: 503, or with cacheWaitFailure 'run' the action runs. */
@@ -268,7 +289,7 @@ function waitFailed(ctx: Context, visit: Visit, detail: FlightFailure): boolean 
   statusCollapsedFailed(ctx, detail);
   if (options.cacheWaitFailure === 'run') {
     runtime.log.stats.waiters.ranAction++;
-    return solo(visit, 'miss');
+    return solo(ctx, visit, 'miss');
   }
   runtime.log.stats.waiters.refused++;
   runtime.log.stats.requests.failed++;
@@ -278,7 +299,7 @@ function waitFailed(ctx: Context, visit: Visit, detail: FlightFailure): boolean 
 }
 
 /** The action runs and its response is stored when sent, without a flight. */
-function solo(visit: Visit, forward: Forward): false {
-  startBuild(visit, undefined, forward);
+function solo(ctx: Context, visit: Visit, forward: Forward): false {
+  startBuild(ctx, visit, undefined, forward);
   return false;
 }

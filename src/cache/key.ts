@@ -16,16 +16,43 @@
  * (`NAME.sig`) as Koa's `ctx.cookies.get` reads them (../http/cookies.ts),
  * absent (`-`) distinct from empty; a Cookie header readers could take
  * differently gives no key at all, {@link ambiguousCookie}, and the request
- * bypasses the cache.
+ * bypasses the cache. A plain `cookie` entry joins the whole header, as the
+ * application is given it: without the cookies of `cacheIgnoreCookies`
+ * ({@link leaveOutIgnoredCookies}).
  */
 import { createRequire } from 'node:module';
 import type { Context } from 'koa';
 import { md5 } from '../native/exports.ts';
 import { appIdentity } from '../base/app-identity.ts';
-import { ambiguousCookie, readCookie } from '../http/cookies.ts';
-import { requestHeaderLines } from '../http/headers.ts';
+import { ambiguousCookie, readCookie, withoutCookies } from '../http/cookies.ts';
+import { isGetOrHead, requestHeaderLines } from '../http/headers.ts';
 
 export { ambiguousCookie } from '../http/cookies.ts';
+
+/**
+ * Removes the cookies `ignored` names from the request's Cookie header
+ * (../http/cookies.ts, `withoutCookies`), when the key holds the whole
+ * header (`varyBy` has `cookie`) and the request is a GET or a HEAD, the
+ * requests whose pages are stored. Called before the application runs: the
+ * key is then made of the header it sees, and a page built for one visitor
+ * cannot hold another's ignored cookies, which Varnish gets by stripping
+ * them before it hashes. Headers set by code as a list are joined as Node
+ * joins Cookie lines.
+ *
+ * @param ctx - the request
+ * @param ignored - the `cacheIgnoreCookies` option as resolved; undefined does nothing
+ * @param varyBy - the `varyBy` option as resolved
+ */
+export function leaveOutIgnoredCookies(ctx: Context, ignored: RegExp | undefined, varyBy: readonly string[]): void {
+  if (ignored === undefined || !varyBy.includes('cookie') || !isGetOrHead(ctx.method)) return;
+  const headers = ctx.req.headers;
+  const header = headers.cookie as string | string[] | undefined;
+  if (header === undefined) return;
+  const kept = withoutCookies(typeof header === 'string' ? header : header.join('; '), ignored);
+  if (kept === header) return;
+  if (kept === undefined) delete headers.cookie;
+  else headers.cookie = kept;
+}
 
 /** What the key is made of, besides the request. */
 export interface KeyOptions {
@@ -33,6 +60,8 @@ export interface KeyOptions {
   cacheKey: string | ((ctx: Context) => string | undefined | null) | undefined;
   /** Lowercased request header names joining the key. */
   varyBy: readonly string[];
+  /** The application's name in the key (the `cacheNamespace` option); this process's default when absent. */
+  cacheNamespace?: string;
 }
 
 /** In `u` mode a surrogate pair is one code point, so this matches only a lone surrogate. */
@@ -51,8 +80,18 @@ function field(text: string): string {
   return `!${hex.length}:${hex}`;
 }
 
-/** The application's identity: its script path, so two apps sharing a store never share entries. */
-const appField = field(appIdentity);
+/** The namespace last framed, and its field: one namespace per middleware is the rule. */
+let lastNamespace: string | undefined;
+let namespaceField = '';
+
+/** The namespace as the first field of the material: two applications sharing a store never share entries. */
+function namespaced(namespace: string): string {
+  if (namespace !== lastNamespace) {
+    lastNamespace = namespace;
+    namespaceField = field(namespace);
+  }
+  return namespaceField;
+}
 
 /**
  * The encoding the generated key hashes; exported for tests, which check
@@ -64,18 +103,23 @@ const appField = field(appIdentity);
  *   value (or `-`), and for `cookie:NAME` the signature's value too; {@link ambiguousCookie} when a
  *   `cookie:NAME` cannot be read one way only
  */
-export function keyMaterial(ctx: Context, varyBy: readonly string[]): string | typeof ambiguousCookie {
-  const plain = encode(ctx, varyBy, plainField);
+export function keyMaterial(
+  ctx: Context,
+  varyBy: readonly string[],
+  namespace: string = appIdentity,
+): string | typeof ambiguousCookie {
+  const plain = encode(ctx, varyBy, plainField, namespace);
   // A lone surrogate stays lone in the material (a field's text is framed by digits and ':'), so one test covers every field.
-  return plain !== ambiguousCookie && loneSurrogate.test(plain) ? encode(ctx, varyBy, field) : plain;
+  return plain !== ambiguousCookie && loneSurrogate.test(plain) ? encode(ctx, varyBy, field, namespace) : plain;
 }
 
 function encode(
   ctx: Context,
   varyBy: readonly string[],
   as: (text: string) => string,
+  namespace: string,
 ): string | typeof ambiguousCookie {
-  let material = `${appField}${as(ctx.protocol)}${as(ctx.host)}${as(ctx.path)}${as(ctx.querystring)}`;
+  let material = `${namespaced(namespace)}${as(ctx.protocol)}${as(ctx.host)}${as(ctx.path)}${as(ctx.querystring)}`;
   const optional = (value: string | undefined): string => (value === undefined ? '-' : as(value));
   for (const name of varyBy) {
     if (!name.startsWith('cookie:')) {
@@ -104,12 +148,13 @@ function encode(
 export function cacheKeyOf(ctx: Context, options: KeyOptions): string | typeof ambiguousCookie {
   const custom = typeof options.cacheKey === 'function' ? options.cacheKey(ctx) : options.cacheKey;
   if (typeof custom === 'string' && custom !== '') return custom;
-  if (!signatureStandsForKey(ctx)) return generatedKey(ctx, options.varyBy);
-  return keyBySignature(ctx, options.varyBy);
+  const namespace = options.cacheNamespace ?? appIdentity;
+  if (!signatureStandsForKey(ctx)) return generatedKey(ctx, options.varyBy, namespace);
+  return keyBySignature(ctx, options.varyBy, namespace);
 }
 
-function generatedKey(ctx: Context, varyBy: readonly string[]): string | typeof ambiguousCookie {
-  const material = keyMaterial(ctx, varyBy);
+function generatedKey(ctx: Context, varyBy: readonly string[], namespace: string): string | typeof ambiguousCookie {
+  const material = keyMaterial(ctx, varyBy, namespace);
   if (material === ambiguousCookie) return material;
   if (material.length > recentLongest) return `buffer:${md5(material)}`;
   return recent.get(material) ?? keep(material, `buffer:${md5(material)}`);
@@ -163,6 +208,8 @@ let signatureBytes = 0;
 
 /** The varyBy names as one string, for the last list seen: one list per middleware is the rule. */
 let lastVaryBy: readonly string[] = [];
+let lastTableNamespace: string | undefined;
+/** The namespace and varyBy names framed, for the last pair seen: the signature tables are kept apart by it. */
 let lastNames = '';
 
 /**
@@ -177,11 +224,12 @@ function signatureField(ctx: Context, varyBy: readonly string[], depth: number):
   return requestHeaderLines(ctx, name.startsWith('cookie:') ? 'cookie' : name);
 }
 
-function keyBySignature(ctx: Context, varyBy: readonly string[]): string | typeof ambiguousCookie {
-  if (varyBy !== lastVaryBy) {
+function keyBySignature(ctx: Context, varyBy: readonly string[], namespace: string): string | typeof ambiguousCookie {
+  if (varyBy !== lastVaryBy || namespace !== lastTableNamespace) {
     lastVaryBy = varyBy;
+    lastTableNamespace = namespace;
     // Framed by length, as the key material is: the names of a per-response varyBy are not checked.
-    lastNames = varyBy.map((name) => `${name.length}:${name}`).join('');
+    lastNames = namespaced(namespace) + varyBy.map((name) => `${name.length}:${name}`).join('');
   }
   const depth = varyBy.length + 2;
   const table = (ctx.req.socket as { encrypted?: boolean }).encrypted === true ? bySignatureTls : bySignature;
@@ -192,7 +240,7 @@ function keyBySignature(ctx: Context, varyBy: readonly string[]): string | typeo
     level = found;
   }
   // Not known: made from the getters, and remembered unless the fields are long.
-  const key = generatedKey(ctx, varyBy);
+  const key = generatedKey(ctx, varyBy, namespace);
   let length = 0;
   for (let i = 0; i < depth; i++) length += signatureField(ctx, varyBy, i)?.length ?? 0;
   if (length > recentLongest) return key;

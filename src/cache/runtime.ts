@@ -5,7 +5,7 @@
  * connect, nor a SQLite file appear, before a request needs it), and the
  * table of flights in this process.
  */
-import { errorText } from '../base/describe.ts';
+import { errorText, maskSecrets, shownValue } from '../base/describe.ts';
 import { BufferOptionError } from '../base/errors.ts';
 import { FileLock } from '../locks/file-lock.ts';
 import type { CacheLock, ResolvedOptions } from '../config/options.ts';
@@ -16,7 +16,7 @@ import { LruCacheStore } from './stores/lru-cache-store.ts';
 import { MemoryStore } from './stores/memory.ts';
 import { probeStore } from './stores/probe.ts';
 import { RedisStore } from './stores/redis.ts';
-import { resolveStore } from './stores/resolve.ts';
+import { checkDriver, resolveStore } from './stores/resolve.ts';
 import { SqliteStore } from './stores/sqlite.ts';
 import { bounded } from '../base/bounded.ts';
 import type { Budget, CallCounts } from '../base/stats.ts';
@@ -30,10 +30,12 @@ const reopenAfterMs = 5000;
 /** The server-side cache of one middleware. */
 export class CacheRuntime implements FlightContext {
   readonly table = new Map<string, Flight>();
-  /** Keys with a stale-while-revalidate refresh under way in this process (revalidate.ts). */
+  /** Keys with a stale-while-revalidate refresh under way in this process (refresh.ts). */
   readonly revalidating = new Set<string>();
   readonly lock: CacheLock | undefined;
   readonly log: DecisionLog;
+  /** The application's namespace (the `cacheNamespace` option), which purge ids carry as keys do. */
+  readonly namespace: string;
   /** Stores by the `cache` value that named them (true or a URL string). */
   readonly #stores = new Map<unknown, CacheStore | { failed: number }>();
   /** The byte budget of the in-memory store (`cacheMemoryBytes`). */
@@ -61,14 +63,19 @@ export class CacheRuntime implements FlightContext {
    * @throws BufferOptionError from `new FileLock` for a `cacheLockDir` that cannot be created
    *   (`lock_dir_create_failed`) or written (`lock_dir_not_writable`)
    * @throws BufferOptionError `option_cache_store` for a `cache` object that cannot keep an entry
+   * @throws BufferOptionError `option_cache_driver` (or `_broken`) for a `sqlite:` or `redis://`
+   *   cache whose package is not installed (or does not load)
    */
   constructor(config: ResolvedOptions, log: DecisionLog) {
     this.log = log;
+    this.namespace = config.cacheNamespace;
     this.#memoryBytes = config.cacheMemoryBytes;
     this.#nearBytes = config.cacheNearBytes;
     this.#syncMs = config.cacheSyncMs;
     this.#storeTimeoutMs = config.cacheStoreTimeout * 1000;
     this.#given = config.cache;
+    // Before the lock directory is made: a configuration refused leaves nothing behind.
+    checkDriver(config.cache, config.messages);
     if (typeof config.cache === 'object') this.#probe(config.cache);
     this.lock =
       config.cacheLock ??
@@ -91,15 +98,16 @@ export class CacheRuntime implements FlightContext {
     if (isKnownStore(store)) return;
     const found = probeStore(store);
     if (found === undefined) return;
+    const args = { name: 'cache', value: shownValue(option) };
     if (!(found instanceof Promise))
-      throw new BufferOptionError('option_cache_store', { problem: found.problem }, messages);
+      throw new BufferOptionError('option_cache_store', { ...args, problem: found.problem }, messages);
     void found.then((late) => {
       if (late === undefined) return;
       if (late.thrown) {
         this.log.logger.warn(messages.text('log_cache_probe_failed', { problem: late.problem }));
         return;
       }
-      this.#refused = messages.text('option_cache_store', { problem: late.problem });
+      this.#refused = messages.text('option_cache_store', { ...args, problem: late.problem });
       this.log.error('log_cache_store_refused', { problem: late.problem });
     });
   }
@@ -209,7 +217,7 @@ export class CacheRuntime implements FlightContext {
       const bound = async (call: () => unknown): Promise<unknown> =>
         bounded(call, this.#storeTimeoutMs, 'cache purge generation');
       const seen = (seconds: number): void => this.log.stats.purgeSeenSeconds.observe(seconds);
-      book = new PurgeBook(behind, shared, this.#syncMs, () => near?.clear(), bound, seen);
+      book = new PurgeBook(behind, shared, this.#syncMs, () => near?.clear(), bound, seen, this.namespace);
       this.#books.set(store, book);
     }
     this.#lastStore = store;
@@ -247,5 +255,5 @@ function isKnownStore(store: CacheStore): boolean {
 /** A `cache` value for a log line, a Redis password hidden. */
 function shownCacheOption(option: unknown): string {
   if (typeof option !== 'string') return String(option);
-  return JSON.stringify(option.replace(/\/\/([^/@]*):[^/@]*@/, '//$1:***@'));
+  return JSON.stringify(maskSecrets(option));
 }

@@ -4,7 +4,9 @@
  *   lookup    when the action asks (`ctx.bufferIsCached()`): a hit, a wait
  *             answered, a build, or a bypass
  *   facts     what the pipeline needs to know of the answer: replayed,
- *             builds, the hit's key and entry
+ *             builds, renewed, the hit's key and entry
+ *   actionDone when the action is done: the visitor's conditional headers
+ *             back, a 304 to the stored validators turned into the entry
  *   failed    after the action, when it threw or answered 5xx: answered
  *             from a stale-if-error entry instead?
  *   store     at STORE: the optimised, uncompressed entity handed over
@@ -18,6 +20,8 @@ import type { Context } from 'koa';
 import type { ResolvedOptions } from '../config/options.ts';
 import { answerStaleOnFailure, finishBuild, handOver, type Handover } from './build.ts';
 import { decide } from './decide.ts';
+import { invalidate, writes } from './invalidate.ts';
+import { renewOn304, restoreVisitorConditionals } from './revalidation.ts';
 import type { CacheRuntime } from './runtime.ts';
 import type { StoreableResponse } from './storable.ts';
 import { visitOf, type CacheFacts } from './visit.ts';
@@ -55,6 +59,18 @@ export function facts(ctx: Context): CacheFacts | undefined {
 }
 
 /**
+ * When the action is done, thrown or not: the visitor's own conditional
+ * headers are back, and a build the action answered 304 to its stored
+ * validators is renewed from the entry (revalidation.ts).
+ */
+export function actionDone(ctx: Context, threw: boolean): void {
+  const visit = visitOf(ctx);
+  if (visit?.revalidating === undefined) return;
+  restoreVisitorConditionals(ctx, visit);
+  if (!threw) renewOn304(ctx, visit);
+}
+
+/**
  * After the action, when it threw (`error`) or answered 5xx: true when the
  * build's stale-if-error entry answered instead (the error is then not rethrown).
  */
@@ -71,6 +87,15 @@ export function failed(ctx: Context, error: unknown): boolean {
 export async function store(ctx: Context, response: StoreableResponse, handover: Handover): Promise<void> {
   const visit = visitOf(ctx);
   if (visit !== undefined) await handOver(ctx, visit, response, handover);
+}
+
+/**
+ * After a successful write (POST, PUT, PATCH, DELETE … answered 2xx or 3xx):
+ * purges the entries of what it changed (invalidate.ts). Undefined, not a
+ * promise, for every other request.
+ */
+export function afterWrite(ctx: Context, runtime: CacheRuntime, cached: boolean): Promise<void> | undefined {
+  return cached && writes(ctx) ? invalidate(ctx, runtime) : undefined;
 }
 
 /**

@@ -6,7 +6,9 @@
  * is no larger than `cacheMaxSize`.
  */
 import type { OutgoingHttpHeaders } from 'node:http';
+import { parseCacheControl } from '../http/cache-control.ts';
 import { headerText } from '../http/headers.ts';
+import { fieldsMax } from './vary-marker.ts';
 import type { SentHead } from '../http/sent-head.ts';
 import type { CacheEntry } from './entry.ts';
 import type { Lifetime } from './lifetime.ts';
@@ -63,15 +65,14 @@ export function notStorableReason(response: StoreableResponse, options: Storable
   if (response.status !== 200) return 'STATUS';
   const headers = response.headers;
   if (headers['set-cookie'] !== undefined) return 'SET-COOKIE';
-  for (const directive of members(headers['cache-control'])) {
-    // A directive may carry a field list (private="set-cookie"); the response is still not for a shared cache.
-    const name = directive.split('=')[0]!.trim();
+  // The first of the two the response names is the reason given. A directive may carry a field
+  // list (private="set-cookie"); the response is still not for a shared cache.
+  for (const name of parseCacheControl(headers['cache-control']).directives.keys()) {
     if (name === 'no-store') return 'NO-STORE';
     if (name === 'private') return 'PRIVATE';
   }
-  for (const name of varyFields(headers.vary)) {
-    if (!options.varyBy.includes(name) && !(name === 'cookie' && keysOnCookies(options.varyBy))) return 'VARY';
-  }
+  // A Vary beyond the key is a secondary key (vary-marker.ts), but `*` and an unbounded list are not storable.
+  if (secondaryFields(headers.vary, options.varyBy) === undefined) return 'VARY';
   if (response.body.length > options.cacheMaxSize) return 'TOO-LARGE';
   return undefined;
 }
@@ -115,6 +116,22 @@ export function keysOnCookies(varyBy: readonly string[]): boolean {
 }
 
 /**
+ * The request headers a response varies on beyond the key (its varyBy, and
+ * the Cookie when the key holds the cookies that count): sorted and without
+ * repeats, so two builds that list them differently share the variants;
+ * undefined when they cannot be a secondary key (`Vary: *`, or more than
+ * `fieldsMax` fields).
+ */
+export function secondaryFields(vary: string | string[] | undefined, varyBy: readonly string[]): string[] | undefined {
+  const fields = new Set<string>();
+  for (const name of varyFields(vary)) {
+    if (name === '*') return undefined;
+    if (!varyBy.includes(name) && !(name === 'cookie' && keysOnCookies(varyBy))) fields.add(name);
+  }
+  return fields.size > fieldsMax ? undefined : [...fields].sort();
+}
+
+/**
  * The request headers a response varies on, Accept-Encoding and
  * Available-Dictionary left out: the entry holds the uncompressed entity,
  * and koa-buffer negotiates the coding (a dictionary's included) per hit.
@@ -133,8 +150,11 @@ export function varyFields(vary: string | string[] | undefined): string[] {
  */
 export function entryOf(response: StoreableResponse, lifetime: Lifetime, now: number = Date.now()): CacheEntry {
   const headers: Record<string, string | string[]> = {};
+  // no-cache="field, …": those fields may not be answered without revalidation (RFC 9111 5.2.2.4), so they are not kept.
+  const unkept = parseCacheControl(response.headers['cache-control']).directives.get('no-cache');
+  const withheld = unkept === undefined ? undefined : members(unkept);
   for (const [name, value] of Object.entries(response.headers)) {
-    if (perDelivery.has(name) || value === undefined) continue;
+    if (perDelivery.has(name) || value === undefined || withheld?.includes(name)) continue;
     // Node keeps a number given to setHeader as a number; the entry format wants strings.
     headers[name] = Array.isArray(value) ? value.map(String) : String(value);
   }

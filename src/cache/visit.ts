@@ -1,7 +1,7 @@
 /**
  * What the cache keeps of one request: kept on the context under a symbol
  * of the cache's own, so nothing outside `cache/` writes it, and it goes when
- * the request does. The pipeline reads three plain facts of it (see
+ * the request does. The pipeline reads a few plain facts of it (see
  * {@link CacheFacts}) and reaches the rest only through the calls of
  * seam.ts: it never holds a callback of the cache's.
  *
@@ -32,6 +32,12 @@ export interface CacheFacts {
   /** A fresh hit's key and entry: the pipeline may give its earlier answer to that entry again. */
   readonly hitKey: string | undefined;
   readonly hitEntry: CacheEntry | undefined;
+  /**
+   * True when the action answered 304 to the stored entry's validators and
+   * the entry was put back into the response (revalidation.ts): it was
+   * optimised when built, so OPTIMISE skips it, yet it is stored again, renewed.
+   */
+  readonly renewed: boolean;
 }
 
 /** A build this request takes part in: its response is judged, stored and its waiters answered. */
@@ -53,7 +59,10 @@ export interface Build {
 export interface Visit extends CacheFacts {
   readonly runtime: CacheRuntime;
   readonly options: ResolvedOptions;
-  readonly slot: Slot;
+  /** The key and store this request reads and builds: its variant's, once the page is known to vary. */
+  slot: Slot;
+  /** The key of the URL (and varyBy values) before any variant: a varying page's marker lives there. */
+  readonly primaryKey: string;
   /** When the request looked the key up: a purge after it keeps its build from being stored. */
   readonly since: number;
   /** This process's purge count then (purge/book.ts). */
@@ -64,10 +73,15 @@ export interface Visit extends CacheFacts {
   readonly url: string;
   /** An entry past its TTL within its stale-if-error window, answered if the build fails. */
   fallback: CacheEntry | undefined;
+  /** An entry past its TTL with the application's ETag or Last-Modified: a build asks the action with them. */
+  revalidating: CacheEntry | undefined;
+  /** The visitor's own If-None-Match and If-Modified-Since, kept apart while the action sees the entry's. */
+  visitorConditionals: Readonly<Record<string, string | string[] | undefined>> | undefined;
   replayed: boolean;
   builds: boolean;
   hitKey: string | undefined;
   hitEntry: CacheEntry | undefined;
+  renewed: boolean;
   build: Build | undefined;
 }
 
@@ -92,15 +106,19 @@ export function openVisit(
     runtime,
     options,
     slot,
+    primaryKey: slot.key,
     since: now,
     purgesSeen: slot.purges?.sequence ?? 0,
     askedAt: performance.now(),
     url: slot.url,
     fallback: undefined,
+    revalidating: undefined,
+    visitorConditionals: undefined,
     replayed: false,
     builds: false,
     hitKey: undefined,
     hitEntry: undefined,
+    renewed: false,
     build: undefined,
   };
   (ctx as WithVisit)[visitKey] = visit;

@@ -45,6 +45,9 @@ export const cookieEntry = /^cookie:[!#$%&'*+.^_`|~0-9a-z-]+$/i;
 
 export const headerName = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
 
+/** A cacheIgnoreCookies name: a cookie name (an RFC 6265 token), or the start of one followed by `*`. */
+export const ignoredCookieName = /^[!#$%&'+.^_`|~0-9a-z-]+\*?$/i;
+
 export const isCacheUrl = (v: string): boolean => /^sqlite:.+$/.test(v) || /^rediss?:\/\/.+$/.test(v);
 
 /** True for compressionLevels: levels by coding name (x-gzip counts as gzip), each whole and in its coding's range. */

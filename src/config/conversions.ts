@@ -4,6 +4,8 @@
  */
 import { parseDuration } from '../base/duration.ts';
 import { codingAvailable, defaultEncodings } from '../http/codings.ts';
+import { analyticsCookies } from '../http/cookies.ts';
+import { wildcardsPattern } from '../http/wildcard.ts';
 import { allCodings, canonicalCoding, type Coding } from '../http/negotiate.ts';
 import { cookieEntry, isNil } from './checks.ts';
 import type { ResolveFrom } from './row.ts';
@@ -25,6 +27,12 @@ export const hostSet = (hosts: readonly unknown[]): ReadonlySet<string> =>
 
 /** A varyBy entry as the key uses it: a header name lowercased; in `cookie:NAME` only `cookie` (cookie names are case-sensitive). */
 export const varyEntry = (h: string): string => (cookieEntry.test(h) ? `cookie:${h.slice(7)}` : h.toLowerCase());
+
+/** The names of cacheIgnoreCookies ('analytics' for the preset) as one RegExp; undefined for none. */
+export const ignoredCookies = (value: readonly string[] | 'analytics' | undefined | null): RegExp | undefined => {
+  const names = value === 'analytics' ? analyticsCookies : (value ?? []);
+  return names.length === 0 ? undefined : wildcardsPattern(names);
+};
 
 /** Levels keyed by canonical coding (x-gzip counts as gzip); non-numbers are dropped. */
 export function canonicalLevels(levels: unknown): Partial<Record<Coding, number>> {

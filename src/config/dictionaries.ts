@@ -9,15 +9,17 @@
  *
  * A rule's `match` is the URL pattern the browser is told (`Use-As-Dictionary:
  * match="…"`) and the one the server checks: a path starting with `/`, where
- * `*` stands for any characters (as in URLPattern's pathname). URLPattern's
- * other syntax (named groups, regular expressions, `?`, `+`, braces) is
- * refused, so what the server matches is exactly what the browser matches.
+ * `*` stands for any characters (as in URLPattern's pathname, whose reading
+ * of a repeated `*` is kept: ../http/wildcard.ts). URLPattern's other syntax
+ * (named groups, regular expressions, `?`, `+`, braces) is refused, so what
+ * the server matches is exactly what the browser matches.
  */
 import { appIdentity } from '../base/app-identity.ts';
-import { parseDuration } from '../base/duration.ts';
+import { exactDuration, parseDuration, readsAsMilliseconds, roughDuration, roundedDuration } from '../base/duration.ts';
 import { md5 } from '../native/exports.ts';
 import { parseSize } from '../base/size.ts';
 import { isMediaTypeOption, TypeMatcher, type MediaTypeOption } from '../http/media-types.ts';
+import { wildcardPattern } from '../http/wildcard.ts';
 
 /** One rule as the option takes it. */
 export interface DictionaryRuleOption {
@@ -33,7 +35,8 @@ export interface DictionaryRuleOption {
   matchDest?: string[];
   /**
    * How long the browser may use the dictionary, in seconds or a duration
-   * string (`ttl=` of `Use-As-Dictionary`, Chromium's extension to RFC 9842).
+   * string (`ttl=` of `Use-As-Dictionary`, Chromium's extension to RFC 9842);
+   * a bare number that reads like milliseconds is refused, as for every duration option.
    * Without it a browser uses a dictionary only while the response is fresh
    * in its HTTP cache, so a `no-cache` page is never one.
    */
@@ -115,6 +118,12 @@ function ruleProblem(rule: unknown, at: string): string | undefined {
   if (ttl !== undefined) {
     const seconds = parseDuration(ttl);
     if (seconds === undefined || seconds < 1) return `${at}.ttl must be a duration of at least 1 second`;
+    // As for every duration option: a bare 2592000000 meant as 30 days in ms would be 82 years.
+    const asNumber = readsAsMilliseconds(ttl);
+    if (asNumber !== undefined) {
+      const meaning = roughDuration(asNumber);
+      return `${at}.ttl: ${JSON.stringify(ttl)} is seconds (${meaning}) and reads like milliseconds; durations are seconds: write '${exactDuration(asNumber / 1000)}' if you meant ${asNumber} ms, or a string such as '${roundedDuration(asNumber)}' if ${meaning} is what you meant`;
+    }
   }
   return undefined;
 }
@@ -139,18 +148,12 @@ export function dictionariesProblem(value: unknown): string | undefined {
 /** An RFC 8941 sf-string. */
 const sfString = (text: string): string => `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 
-/** A pattern as a RegExp over the request path: `*` any characters, everything else itself. */
-function compile(match: string): RegExp {
-  const parts = match.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(`^${parts.join('.*')}$`);
-}
-
 /**
  * The rules of a valid `dictionaries` value (see {@link dictionariesProblem}), compiled; [] for off.
  *
  * @param value - the option as given, already validated
  */
-export function resolveDictionaries(value: unknown): readonly DictionaryRule[] {
+export function resolveDictionaries(value: unknown, namespace: string = appIdentity): readonly DictionaryRule[] {
   if (!Array.isArray(value)) return [];
   return (value as DictionaryRuleOption[]).map((rule, index) => {
     let header = `match=${sfString(rule.match)}`;
@@ -161,13 +164,14 @@ export function resolveDictionaries(value: unknown): readonly DictionaryRule[] {
     return {
       index,
       match: rule.match,
-      pattern: compile(rule.match),
+      pattern: wildcardPattern(rule.match, '/'),
       types: new TypeMatcher(rule.types ?? ['text/html']),
       keep: rule.keep ?? defaultKeep,
       maxSize: rule.maxSize === undefined ? defaultDictionaryMaxSize : parseSize(rule.maxSize)!,
       header,
       ttl,
-      tag: md5(`${appIdentity}\0${rule.match}`).slice(0, 16),
+      // The namespace keeps two applications' dictionaries apart in a shared store.
+      tag: md5(`${namespace}\0${rule.match}`).slice(0, 16),
     };
   });
 }

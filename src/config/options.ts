@@ -3,14 +3,15 @@
  * schema rows (schema.ts), and the names the rest of koa-buffer imports
  * them by: the types, the defaults, validation and the per-response view.
  */
+import { shownValue } from '../base/describe.ts';
 import { BufferOptionError } from '../base/errors.ts';
 import { defaultLogger, type Logger } from '../base/logger.ts';
-import { isMessageOverrides, Messages } from '../base/messages.ts';
+import { builtinMessages, isMessageOverrides, Messages } from '../base/messages.ts';
 import { isNil, isPlainObject } from './checks.ts';
 import type { ResolvedOptions } from './option-types.ts';
 import type { PerResponseRow, ResolveFrom, Row } from './row.ts';
 import { namesIn, rowOf, schema } from './schema.ts';
-import { checkEach, checkTogether } from './validate.ts';
+import { checkEach, checkTogether, problemOf, unknownOptionArgs } from './validate.ts';
 
 // The contracts of the `cache` and `cacheLock` options are declared once, beside their implementations.
 export type { CacheStore } from '../base/store.ts';
@@ -41,7 +42,7 @@ const rows: ReadonlyArray<readonly [string, Row]> = Object.entries(schema);
  * @throws BufferOptionError for the first problem, in the order validate.ts describes
  */
 export function resolveOptions(options: unknown = {}): ResolvedOptions {
-  if (!isPlainObject(options)) throw new BufferOptionError('options_not_hash');
+  if (!isPlainObject(options)) throw new BufferOptionError('options_not_hash', { value: shownValue(options) });
   // Messages are adopted first, so that the errors below are worded with them.
   const messages = new Messages(isMessageOverrides(options.messages) ? options.messages : {});
   checkEach(options, messages);
@@ -73,13 +74,17 @@ const declarable = namesIn('section');
  * @throws BufferOptionError `unknown_option` for a key that is not declarable, or the key's own problem
  */
 export function resolveSection(declared: unknown): Partial<ResolvedOptions> {
-  if (!isPlainObject(declared)) throw new BufferOptionError('options_not_hash');
+  if (!isPlainObject(declared)) throw new BufferOptionError('options_not_hash', { value: shownValue(declared) });
   const out: Partial<Record<string, unknown>> = {};
   for (const name of Object.keys(declared).sort()) {
-    if (!declarable.has(name)) throw new BufferOptionError('unknown_option', { name });
+    if (!declarable.has(name))
+      throw new BufferOptionError('unknown_option', unknownOptionArgs(name, declarable, builtinMessages));
     const value = declared[name];
     const row = rowOf(name) as PerResponseRow<unknown, unknown, 'section'>;
-    if (!row.check.ok(value)) throw new BufferOptionError(row.check.key, { name });
+    if (!row.check.ok(value)) {
+      const { key, args } = problemOf(row.check, name, value);
+      throw new BufferOptionError(key, args);
+    }
     if (value === undefined || value === null) continue;
     out[name] = row.perResponse(value, row.default);
   }

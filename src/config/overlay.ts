@@ -8,7 +8,8 @@
 import type { ResolvedOptions } from './option-types.ts';
 import type { PerResponseRow } from './row.ts';
 import { namesIn, rowOf, schema } from './schema.ts';
-import { checkTogetherPerResponse } from './validate.ts';
+import { builtinMessages } from '../base/messages.ts';
+import { checkTogetherPerResponse, problemOf, unknownOptionArgs, type OptionProblem } from './validate.ts';
 
 /** `ctx.state.buffer` read as the README says: off, nothing set, or an object of overrides. */
 export type ResponseOverride =
@@ -48,26 +49,31 @@ export interface Refusal {
   readonly args?: Readonly<Record<string, unknown>>;
 }
 
+/** The options a per-response value may set: those a misspelt name there is compared with. */
+const settable: readonly string[] = [...namesIn('section'), ...namesIn('response')];
+
 /**
- * The catalog key of the problem `buffer()` would report for option `name`
- * set to `value`, or undefined when it would take it, for a per-response
- * value: there `undefined` means off or none, except for varyBy. Never
- * throws: a value whose check throws (a proxy) is refused.
+ * The problem `buffer()` would report for option `name` set to `value`
+ * (its catalog key, and the placeholders a check that looks at two options
+ * adds), or undefined when it would take it, for a per-response value:
+ * there `undefined` means off or none, except for varyBy. Never throws: a
+ * value whose check throws (a proxy) is refused.
  *
  * @param name - an option name
  * @param value - the value, as read once (see {@link readOverrideValue})
  * @param base - the `buffer()` options, for the checks that look at two options
  */
-export function perResponseRefusal(name: string, value: unknown, base?: ResolvedOptions): string | undefined {
+export function perResponseRefusal(name: string, value: unknown, base?: ResolvedOptions): OptionProblem | undefined {
   const check = rowOf(name)?.check;
-  if (check === undefined) return 'unknown_option';
+  if (check === undefined)
+    return { key: 'unknown_option', args: unknownOptionArgs(name, settable, base?.messages ?? builtinMessages) };
   // Per response, undefined means off or none, where buffer() refuses it too; but no varyBy is a key for everyone.
-  if (value === undefined) return name === 'varyBy' ? schema.varyBy.check.key : undefined;
+  if (value === undefined) return name === 'varyBy' ? { key: schema.varyBy.check.key } : undefined;
   try {
-    if (!check.ok(value)) return check.key;
+    if (!check.ok(value)) return problemOf(check, name, value);
     return checkTogetherPerResponse(name, value, base);
   } catch {
-    return check.key;
+    return { key: check.key };
   }
 }
 
@@ -134,12 +140,11 @@ export function responseOptions(
     // Read once, when buffer() runs; a per-response value is not looked at.
     if (registrationOnly.has(name)) continue;
     const read = readOverrideValue(override, name);
-    const problem = 'error' in read ? 'override_unreadable' : perResponseRefusal(name, read.value, base);
+    const problem = 'error' in read ? { key: 'override_unreadable' } : perResponseRefusal(name, read.value, base);
     if (problem !== undefined) {
       if (name === 'varyBy') merged.varyByRefused = true;
       const value = 'value' in read ? read.value : undefined;
-      const args = problem === 'lock_ttl_too_short' ? { ttl: base.cacheLock?.ttl, timeout: value } : undefined;
-      refused({ name, value, key: problem, error: (read as { error?: unknown }).error, args });
+      refused({ name, value, key: problem.key, error: (read as { error?: unknown }).error, args: problem.args });
       continue;
     }
     const value = (read as { value: unknown }).value;

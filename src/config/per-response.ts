@@ -13,7 +13,7 @@
  * application put there (a getter or a proxy that throws) throws from here.
  */
 import type { Context } from 'koa';
-import { errorText, valueLiteral } from '../base/describe.ts';
+import { errorText, shownKey, shownValue } from '../base/describe.ts';
 import {
   perResponseRefusal,
   readOverride,
@@ -92,12 +92,16 @@ export function refusalArgs(
 ): Record<string, string | undefined> {
   try {
     const error = refusal.error === undefined ? undefined : errorText(refusal.error);
-    const problem = messages.text(refusal.key, { ...refusal.args, name: refusal.name, error });
-    const text = error === undefined ? valueLiteral(refusal.value) : 'unreadable';
-    return { where: setIn, name: refusal.name, value: text.length > 80 ? `${text.slice(0, 80)}…` : text, problem };
+    // Shown short and without secrets: a refused value may be a Redis URL with its password.
+    const value = error === undefined ? shownValue(refusal.value) : 'unreadable';
+    // A name that is no identifier is quoted: a key holding a line break must not forge a log line.
+    const name = refusal.name === undefined ? undefined : shownKey(refusal.name);
+    const problem = messages.text(refusal.key, { name, value, error, ...refusal.args });
+    return { where: setIn, name, value, problem };
   } catch {
     // What was thrown cannot itself be described (a proxy): the line still names the option.
-    return { where: setIn, name: refusal.name, value: 'unreadable', problem: refusal.key };
+    const name = refusal.name === undefined ? undefined : shownKey(refusal.name);
+    return { where: setIn, name, value: 'unreadable', problem: refusal.key };
   }
 }
 
@@ -134,13 +138,14 @@ export function layCallOverrides(ctx: Context, overrides: unknown, config: Resol
         continue;
       }
       const read = readOverrideValue(overrides, name);
-      const key = 'error' in read ? 'override_unreadable' : perResponseRefusal(name, read.value, config);
-      if (key !== undefined) {
+      const problem = 'error' in read ? { key: 'override_unreadable' } : perResponseRefusal(name, read.value, config);
+      if (problem !== undefined) {
         const refusal = {
           name,
           value: 'value' in read ? read.value : undefined,
-          key,
+          key: problem.key,
           error: (read as { error?: unknown }).error,
+          args: problem.args,
         };
         logger.warn(messages.text('log_override_refused', refusalArgs(setByCall, refusal, messages)));
       } else if ((read as { value: unknown }).value !== undefined) accepted[name] = (read as { value: unknown }).value;

@@ -4,7 +4,7 @@
  * per-response overlay and the reference pages are all read from one place.
  */
 import type { Logger } from '../base/logger.ts';
-import type { MessageKey, Messages } from '../base/messages.ts';
+import type { MessageArgs, MessageKey, Messages } from '../base/messages.ts';
 
 /**
  * Where an option may be set. `'registration'`: read once, when `buffer()`
@@ -23,6 +23,13 @@ export interface Check {
   readonly ok: (value: unknown) => boolean;
   /** What is wrong with a value `ok` refuses, for options with an inner shape (the `%{problem}` of the message). */
   readonly problem?: (value: unknown) => string | undefined;
+  /**
+   * A reason `ok` refuses some values for that has a message of its own
+   * (a duration that reads like milliseconds): `args` answers that
+   * message's placeholders for a value it applies to, else undefined, and
+   * `key` is the message reported instead of the check's.
+   */
+  readonly reason?: { readonly key: MessageKey; readonly args: (value: unknown) => MessageArgs | undefined };
 }
 
 /** What a resolver sees besides the value. */

@@ -10,11 +10,18 @@
  * then `npm run generate:options`.
  */
 import type { Context } from 'koa';
-import { parseDuration } from '../base/duration.ts';
+import { exactDuration, parseDuration, readsAsMilliseconds, roughDuration, roundedDuration } from '../base/duration.ts';
 import { parseSize } from '../base/size.ts';
+import { appIdentity } from '../base/app-identity.ts';
 import type { CacheStore } from '../base/store.ts';
 import { defaultLogger, isLogger, type Logger } from '../base/logger.ts';
-import { builtinMessages, isMessageOverrides, type MessageOverrides, type Messages } from '../base/messages.ts';
+import {
+  builtinMessages,
+  isMessageOverrides,
+  type MessageKey,
+  type MessageOverrides,
+  type Messages,
+} from '../base/messages.ts';
 import type { CacheLock } from '../locks/protocol.ts';
 import { metricsProblem, resolveMetrics, type MetricsOption, type ResolvedMetrics } from '../observe/metrics-option.ts';
 import { defaultEncodings, defaultLevels } from '../http/codings.ts';
@@ -22,6 +29,7 @@ import { isLastModifiedOption, type LastModifiedOption, type MtimeCache } from '
 import {
   defaultCompressibleTypes,
   defaultExcludedTypes,
+  defaultLastModifiedTypes,
   isMediaTypeList,
   isMediaTypeOption,
   TypeMatcher,
@@ -41,6 +49,7 @@ import {
   hasMethods,
   headerName,
   hostName,
+  ignoredCookieName,
   isCacheUrl,
   isFlag,
   isLevels,
@@ -54,6 +63,7 @@ import {
 import {
   canonicalLevels,
   hostSet,
+  ignoredCookies,
   perResponseDuration,
   perResponseEncodings,
   resolveDuration,
@@ -71,7 +81,31 @@ export const defaultCacheLockTimeout = 10;
 
 const flag: Check = { key: 'option_flag', ok: isFlag };
 
-const isDuration = (v: unknown): boolean => isNil(v) || parseDuration(v) !== undefined;
+/**
+ * The check of a duration option: undefined, or a duration `accepts` takes
+ * that does not read like milliseconds. One that does (`60000`, a koa-cash
+ * habit, is 16.7 hours) is refused with option_duration_unit, whose
+ * message says what the number means as seconds and how to write either.
+ */
+const durationCheck = (key: MessageKey, accepts: (v: unknown) => boolean): Check => ({
+  key,
+  ok: (v) => isNil(v) || (accepts(v) && readsAsMilliseconds(v) === undefined),
+  reason: {
+    key: 'option_duration_unit',
+    args: (v) => {
+      const seconds = readsAsMilliseconds(v);
+      if (seconds === undefined) return undefined;
+      return {
+        number: String(seconds),
+        meaning: roughDuration(seconds),
+        ifMilliseconds: exactDuration(seconds / 1000),
+        ifSeconds: roundedDuration(seconds),
+      };
+    },
+  },
+});
+
+const anyDuration = (v: unknown): boolean => parseDuration(v) !== undefined;
 
 /** The options of `buffer()`, in the order the reference pages list them; validation sorts the names. */
 export const schema = {
@@ -140,6 +174,24 @@ export const schema = {
     resolve: (v, { given, default: fallback }) => (given ? v : fallback),
     perResponse: (v) => v as LastModifiedOption,
   }),
+  /**
+   * Media types that get the `lastModified` date (and with it the
+   * `defaultCacheControl` guard), in the forms of compressibleTypes. The
+   * newest mtime of the app script and templates says when pages rendered
+   * from them changed, not when an API's data did, so a JSON API keeps its
+   * own headers and its ETag. A `lastModified` function, and a
+   * `lastModified` set in `ctx.state.buffer`, apply to every type: the
+   * application answers for that response itself.
+   * @defaultValue ['text/html', 'application/xhtml+xml']
+   */
+  lastModifiedTypes: responseRow<MediaTypeOption, TypeMatcher>({
+    doc: 'media types that get the `lastModified` date and its Cache-Control guard',
+    default: new TypeMatcher(defaultLastModifiedTypes),
+    check: { key: 'option_last_modified_types', ok: (v) => isNil(v) || isMediaTypeOption(v) },
+    resolve: (v, { default: fallback }) => (isNil(v) ? fallback : new TypeMatcher(v)),
+    // Per response, anything but a list or a predicate (undefined included) is none: no Last-Modified.
+    perResponse: (v) => new TypeMatcher(Array.isArray(v) || typeof v === 'function' ? (v as MediaTypeOption) : []),
+  }),
   /** Also honour If-Modified-Since when the page has an ETag. @defaultValue false */
   trustLastModified: sectionRow<Flag, boolean>({
     doc: 'also honour If-Modified-Since when the page has an ETag',
@@ -168,11 +220,11 @@ export const schema = {
     default: undefined,
     check: { key: 'option_template_mtime_cache', ok: (v) => isNil(v) || hasMethods(v, 'get', 'set') },
   }),
-  /** Seconds or a duration string. @defaultValue 10 */
+  /** Seconds or a duration string (a bare number that reads like milliseconds is refused). @defaultValue 10 */
   templateMtimeCacheDuration: registrationRow<number | string, number>({
     doc: 'how long `templateMtimeCache` keeps a scan: seconds or a duration string',
     default: 10,
-    check: { key: 'option_template_mtime_cache_duration', ok: (v) => isNil(v) || isPositiveDuration(v) },
+    check: durationCheck('option_template_mtime_cache_duration', isPositiveDuration),
     resolve: resolveDuration,
   }),
   /** Bytes, or a size string such as '1kb'; smaller bodies are not compressed. @defaultValue 32 */
@@ -231,7 +283,8 @@ export const schema = {
   }),
   /**
    * Cache-Control given to a 200 GET/HEAD response that got a generated
-   * Last-Modified and carries neither Cache-Control nor Expires, so browsers
+   * Last-Modified (an HTML page, by `lastModifiedTypes`) and carries
+   * neither Cache-Control nor Expires, so browsers
    * do not hold a dynamic page fresh for a tenth of its Last-Modified age
    * (RFC 9111 4.2.2); false for none. @defaultValue 'no-cache'
    */
@@ -263,7 +316,8 @@ export const schema = {
       ok: (v) => dictionariesProblem(v) === undefined,
       problem: dictionariesProblem,
     },
-    resolve: resolveDictionaries,
+    resolve: (value, { options }) =>
+      resolveDictionaries(value, typeof options.cacheNamespace === 'string' ? options.cacheNamespace : appIdentity),
   }),
   /**
    * Media types koa-buffer leaves alone (never buffered, squashed or
@@ -283,7 +337,9 @@ export const schema = {
    * The server-side cache: true (in-memory, bounded by `cacheMemoryBytes`), a
    * Keyv-compatible store, a Keyv, an lru-cache LRUCache, an ioredis Redis or
    * Cluster, 'sqlite:PATH' (shared by the workers of a host) or 'redis://…'
-   * (shared by hosts). Another object is probed once at start-up.
+   * (shared by hosts). Another object is probed once at start-up. A URL
+   * whose package (better-sqlite3, ioredis) is not installed, or does not
+   * load, is refused when `buffer()` runs (`option_cache_driver`).
    */
   cache: responseRow<true | CacheStore | object | string, true | CacheStore | object | string | undefined>({
     doc: "the server-side cache: `true` (in memory), a store, `'sqlite:PATH'` or `'redis://…'`",
@@ -325,11 +381,15 @@ export const schema = {
     default: 64 * 1024 * 1024,
     check: { key: 'option_cache_memory_bytes', ok: (v) => isNil(v) || (isNonNegativeInteger(v) && v > 0) },
   }),
-  /** Seconds or a duration string. @defaultValue '10 minutes' */
+  /**
+   * Seconds or a duration string; a bare number that reads like
+   * milliseconds (over a week, or a whole thousand from 10000 on: koa-cash's
+   * `maxAge: 60000`) is refused. @defaultValue '10 minutes'
+   */
   cacheDuration: responseRow<number | string, number>({
     doc: 'how long a cached page stays fresh: seconds or a duration string',
     default: 600,
-    check: { key: 'option_cache_duration', ok: (v) => isNil(v) || isPositiveDuration(v) },
+    check: durationCheck('option_cache_duration', isPositiveDuration),
     resolve: resolveDuration,
     perResponse: perResponseDuration,
   }),
@@ -341,7 +401,7 @@ export const schema = {
   cacheStaleWhileRevalidate: responseRow<number | string, number>({
     doc: 'how long an expired entry is answered at once while one refresh rebuilds it',
     default: 0,
-    check: { key: 'option_cache_stale_while_revalidate', ok: isDuration },
+    check: durationCheck('option_cache_stale_while_revalidate', anyDuration),
     resolve: resolveDuration,
     perResponse: perResponseDuration,
   }),
@@ -352,13 +412,28 @@ export const schema = {
   cacheStaleIfError: responseRow<number | string, number>({
     doc: 'how long an expired entry is answered instead of a failed rebuild',
     default: 0,
-    check: { key: 'option_cache_stale_if_error', ok: isDuration },
+    check: durationCheck('option_cache_stale_if_error', anyDuration),
     resolve: resolveDuration,
     perResponse: perResponseDuration,
   }),
   /**
+   * Seconds (or a duration string) an entry with the application's own
+   * ETag or Last-Modified is kept past its TTL and stale windows, answered
+   * to nobody: the request that rebuilds it runs the action with that
+   * validator in If-None-Match / If-Modified-Since, and an action that
+   * answers 304 (`ctx.fresh`) renews the entry instead of rendering it
+   * again. 0 turns revalidation off. @defaultValue three times the longer of the entry's TTL and `cacheDuration`
+   */
+  cacheRevalidationWindow: responseRow<number | string | undefined, number | undefined>({
+    doc: 'how long an expired entry with an ETag or Last-Modified is kept for its rebuild to revalidate',
+    default: undefined,
+    check: durationCheck('option_cache_revalidation_window', anyDuration),
+    resolve: (v) => (isNil(v) ? undefined : parseDuration(v)),
+    perResponse: (v, fallback) => parseDuration(v) ?? fallback,
+  }),
+  /**
    * Seconds (or a duration string) a key whose build could not be stored
-   * (it set a cookie, said private or no-store, varied outside the key, or
+   * (it set a cookie, said private or no-store, said `Vary: *`, or
    * answered a status other than 200) is remembered as such: its requests
    * go to the action at once, none waits for another's build (Varnish's
    * hit-for-miss). A storable response ends it early. 0 turns it off; the
@@ -367,7 +442,7 @@ export const schema = {
   cacheHitForMiss: registrationRow<number | string, number>({
     doc: 'how long a key whose build could not be stored skips the wait for another build',
     default: 120,
-    check: { key: 'option_cache_hit_for_miss', ok: isDuration },
+    check: durationCheck('option_cache_hit_for_miss', anyDuration),
     resolve: resolveDuration,
   }),
   /**
@@ -386,6 +461,22 @@ export const schema = {
       ok: (v) => isNil(v) || v === 'ignore' || v === 'refresh' || v === 'bypass',
     },
     perResponse: (v) => (v === 'refresh' || v === 'bypass' ? v : 'ignore'),
+  }),
+  /**
+   * The application's name in every key it writes to a cache store, so two
+   * applications sharing one Redis never read each other's entries, and the
+   * same application deployed at two paths (hosts, releases side by side)
+   * shares one. @defaultValue the `name` of the nearest package.json above
+   * the app script, and the script's path relative to it (the script's
+   * absolute path when no package.json names it)
+   */
+  cacheNamespace: registrationRow<string, string>({
+    doc: 'the application name in every cache key, shared by its hosts and releases',
+    default: appIdentity,
+    check: {
+      key: 'option_cache_namespace',
+      ok: (v) => isNil(v) || (typeof v === 'string' && v !== '' && v.length <= 1024),
+    },
   }),
   /**
    * A string, or `(ctx) => string`, replacing the generated cache key; '' (or
@@ -449,6 +540,27 @@ export const schema = {
     resolve: (v, { default: fallback }) => (isNil(v) ? fallback : v.map(varyEntry)),
     // Only a list of header names gets here: anything else makes the request bypass the cache.
     perResponse: (v) => (v as readonly string[]).map(varyEntry),
+  }),
+  /**
+   * Cookies the key leaves out when `varyBy` holds the whole `cookie`:
+   * `'analytics'` (Google Analytics, Google Ads, Meta, Hotjar, Clarity,
+   * Mixpanel, Segment, Matomo, HubSpot: docs/cache.md lists them) or a list
+   * of names, a trailing `*` matching a prefix (`['_ga', '_ga_*']`). They are
+   * also removed from the Cookie header of GET and HEAD requests before the
+   * application sees it, so a page cannot differ by them: safe only when no
+   * page reads them on the server. @defaultValue none
+   */
+  cacheIgnoreCookies: registrationRow<string[] | 'analytics', RegExp | undefined>({
+    doc: "cookies left out of the key and out of the request: `'analytics'` or a list of names",
+    default: undefined,
+    check: {
+      key: 'option_cache_ignore_cookies',
+      ok: (v) =>
+        isNil(v) ||
+        v === 'analytics' ||
+        (Array.isArray(v) && v.every((name) => typeof name === 'string' && ignoredCookieName.test(name))),
+    },
+    resolve: ignoredCookies,
   }),
   /** Bytes; larger bodies are served but not stored. @defaultValue 8 MiB */
   cacheMaxSize: responseRow<number, number>({

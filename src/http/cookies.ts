@@ -4,8 +4,9 @@
  *
  * Koa's `ctx.cookies.get(NAME)` (the `cookies` package) takes the first
  * `;`-separated part that, after spaces (not tabs), starts with `NAME=`
- * exactly, its value up to the next `;` untrimmed, and drops the first and
- * last character when the value starts with a quote. Other readers differ:
+ * exactly, its value up to the next `;` untrimmed; when the value starts
+ * with a quote, `cookies` 0.9 (Koa 2.15 and later) drops its first and last
+ * character, and 0.8 (Koa 2.13 and 2.14) keeps them. Other readers differ:
  * the `cookie` package and browsers trim tabs and spaces around the name,
  * some split on `,` too. A key that reads one way while the page was built
  * from another lets a crafted header (`session =; session=ATTACKER`) file
@@ -13,7 +14,8 @@
  * value is read exactly as `cookies` reads it, and a header on which any
  * reading could find another value bypasses the cache: one that names the
  * cookie more than once in any spelling, names it where `cookies` does not
- * look, or holds a value that trimming or unquoting would change.
+ * look, or holds a value that trimming or unquoting would change (a quoted
+ * one included, which Koa itself reads two ways).
  *
  * A signed read (`ctx.cookies.get(NAME, {signed: true})`, as koa-session
  * reads its cookie) also reads `NAME.sig`, by the same rule, so its value is
@@ -54,11 +56,6 @@ function strictStart(part: string): number {
   return at;
 }
 
-/** How `cookies` unquotes: a value starting with a quote loses its first and last character. */
-function unquotedAsCookies(value: string): string {
-  return value[0] === '"' ? value.slice(1, -1) : value;
-}
-
 /** How a trimming reader unquotes: only a value quoted at both ends. */
 function unquotedLoosely(value: string): string {
   const bare = trimmed(value, false);
@@ -86,8 +83,10 @@ function readOne(header: string, name: string): string | undefined | typeof ambi
   }
   if (named === 0) return undefined;
   if (named > 1 || strict === undefined) return ambiguousCookie;
-  const value = unquotedAsCookies(strict);
-  return value === unquotedLoosely(strict) ? value : ambiguousCookie;
+  // Koa 2.15 and later read a value that starts with a quote without its first and last character, earlier
+  // Koa 2 whole: the key cannot know which the page was built from.
+  if (strict[0] === '"') return ambiguousCookie;
+  return strict === unquotedLoosely(strict) ? strict : ambiguousCookie;
 }
 
 /**
@@ -111,4 +110,75 @@ export function readCookie(header: string | undefined, name: string): CookieRead
   const signature = readOne(header, `${name}.sig`);
   if (signature === ambiguousCookie) return signature;
   return value === undefined && signature === undefined ? absent : { value, signature };
+}
+
+/**
+ * The cookies a `cacheIgnoreCookies: 'analytics'` leaves out: those the
+ * usual analytics and advertising scripts set for themselves and read in
+ * the browser, named as each vendor's own list of its cookies names them
+ * (a trailing `*` is a prefix): Google Analytics' "cookie usage on
+ * websites" (GA4 and Universal Analytics, `__utm*` of ga.js), the Google
+ * Ads conversion linker (`_gcl_*`), Meta's `_fbp`/`_fbc` parameters,
+ * Hotjar's cookie information, Microsoft Clarity's cookie list and UET
+ * (`_uet*`), the Mixpanel and Segment (analytics.js) libraries, Matomo's
+ * FAQ (`_pk_*`), HubSpot's cookie list and TikTok's pixel (`_ttp`). Varnish's
+ * cookie tutorials strip the same kind before hashing.
+ */
+export const analyticsCookies: readonly string[] = Object.freeze([
+  '_ga',
+  '_ga_*',
+  '_gid',
+  '_gat',
+  '_gat_*',
+  '_gac_*',
+  '_dc_gtm_*',
+  '__utm*',
+  '_gcl_*',
+  '_fbp',
+  '_fbc',
+  '_hj*',
+  '_clck',
+  '_clsk',
+  '_uetsid',
+  '_uetvid',
+  'mp_*',
+  'ajs_*',
+  '_pk_*',
+  '__hstc',
+  '__hssc',
+  '__hssrc',
+  'hubspotutk',
+  '_ttp',
+]);
+
+/**
+ * The Cookie header without the cookies `ignored` names, for a key that
+ * holds the whole header and an application that must not see them. It is
+ * cut by the rule {@link readCookie} reads by: at each `;`, as `cookies`
+ * splits it, each piece kept or left out whole. A piece is left out when its
+ * name, in any spelling a reader could take (white space and quotes around
+ * it trimmed), is an ignored one, so no reader finds an ignored cookie
+ * afterwards; a piece `cookies` reads as another cookie keeps its text, so
+ * every other cookie reads as it did. The spaces that led the first piece
+ * kept go, which `cookies` skips anyway: a visitor without the ignored
+ * cookies sends the same header.
+ *
+ * @param header - the request's Cookie header as Node gives it
+ * @param ignored - matches the names left out (the whole name)
+ * @returns the header, the very string when nothing was left out, undefined when nothing is left
+ * @example withoutCookies('_ga=GA1.2.3; session=abc', /^_ga$/) // 'session=abc'
+ */
+export function withoutCookies(header: string, ignored: RegExp): string | undefined {
+  let kept: string | undefined;
+  let left = false;
+  for (const piece of header.split(';')) {
+    const equals = piece.indexOf('=');
+    if (ignored.test(trimmed(equals < 0 ? piece : piece.slice(0, equals), true))) left = true;
+    else kept = kept === undefined ? piece : `${kept};${piece}`;
+  }
+  if (!left) return header;
+  if (kept === undefined) return undefined;
+  let start = 0;
+  while (kept.charCodeAt(start) === 0x20) start++;
+  return start === kept.length ? undefined : kept.slice(start);
 }

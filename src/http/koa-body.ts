@@ -6,11 +6,11 @@
  * entity replayed, then the prepared answer's bytes), a large share of the
  * hit's own time (docs/decisions/0009-hit-path-is-measured.md).
  *
- * The shortcut writes `_body`, the field Koa 3's body getter and setter use,
- * and sets Content-Length as the setter would. It is taken only when the
- * field shows itself to be the getter's, before and after the write, and
- * the old body is nothing the setter must clean up; any other response gets
- * the setter.
+ * The shortcut writes `_body`, the field Koa's body getter and setter use
+ * (in Koa 2 as in Koa 3), and sets Content-Length as the setter would. It
+ * is taken only when the field shows itself to be the getter's, before and
+ * after the write, and the old body is nothing the setter must clean up;
+ * any other response gets the setter.
  */
 import type { Context } from 'koa';
 

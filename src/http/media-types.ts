@@ -4,6 +4,7 @@
  * (`text/html` of `text/html; charset=utf-8`), case-insensitive.
  */
 import { createRequire } from 'node:module';
+import { wildcardPattern } from './wildcard.ts';
 
 /** A media-type predicate: called with the bare, lowercased type. */
 export type MediaTypePredicate = (type: string) => boolean;
@@ -62,6 +63,9 @@ export const defaultExcludedTypes: readonly (string | RegExp)[] = [];
 /** Types the HTML optimiser may rework (the OPTIMISE step). */
 const htmlTypes = new Set(['text/html', 'application/xhtml+xml']);
 
+/** The types that get a generated Last-Modified by default: HTML, the pages rendered from the app and its templates. */
+export const defaultLastModifiedTypes: readonly string[] = [...htmlTypes];
+
 /**
  * The bare media type of a Content-Type value, lowercased, or `undefined`
  * when there is none.
@@ -80,12 +84,6 @@ export function isHtml(type: string): boolean {
   return htmlTypes.has(type);
 }
 
-/** A wildcard string as a RegExp: `*` matches any run of characters, everything else literally. */
-function wildcard(pattern: string): RegExp {
-  const escaped = pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
-  return new RegExp(`^${escaped.join('.*')}$`);
-}
-
 /** A compiled {@link MediaTypeOption}: exact names in a Set, then wildcards, RegExps and predicates in order. */
 export class TypeMatcher {
   readonly #exact = new Set<string>();
@@ -97,7 +95,7 @@ export class TypeMatcher {
     for (const entry of typeof list === 'function' ? [list] : list) {
       if (typeof entry === 'string') {
         const name = entry.trim().toLowerCase();
-        if (name.includes('*')) this.#patterns.push(wildcard(name));
+        if (name.includes('*')) this.#patterns.push(wildcardPattern(name));
         else this.#exact.add(name);
       } else if (entry instanceof RegExp) this.#patterns.push(entry);
       else if (typeof entry === 'function') this.#predicates.push(entry as MediaTypePredicate);

@@ -4,6 +4,17 @@
  * `*` stands for every coding not listed, `identity` is acceptable unless
  * refused with `identity;q=0` (or `*;q=0` without an `identity` entry), and
  * `x-gzip` is a synonym of gzip. Malformed entries are ignored, never fatal.
+ *
+ * test/http/differential.test.ts holds the choice against negotiator, as
+ * koa-compress calls it (with the server's order) and as Koa's
+ * ctx.acceptsEncodings calls it (negotiator 0.6). From the latter it
+ * differs, on well-formed headers, in three ways: among codings the client
+ * weighs alike, it takes an exact name before `*` and then the client's
+ * listing order, where RFC 9110 12.5.3 gives preference by q-value only, so
+ * the server chooses among equals (here by `encodings`, identity last); it
+ * does not take `x-gzip` for gzip (RFC 9110 8.4.1.3 says a recipient
+ * should); and it reads only a lowercase `q`, where the weight's name is
+ * case-insensitive (RFC 9110 12.4.2, 5.6.6).
  */
 
 /** The codings koa-buffer can produce. */

@@ -3,6 +3,7 @@
  * ttl. Keys and ttls come back as catalog messages (the protocol returns
  * failures), options throw (they are found once, in the constructor).
  */
+import { shownValue } from '../base/describe.ts';
 import { BufferOptionError } from '../base/errors.ts';
 import { Messages, builtinMessages, isMessageOverrides } from '../base/messages.ts';
 
@@ -17,7 +18,7 @@ export function messagesFrom(value: MessagesOption): Messages {
   if (value === undefined || value === null) return builtinMessages;
   if (value instanceof Messages) return value;
   if (isMessageOverrides(value)) return new Messages(value);
-  throw new BufferOptionError('option_messages');
+  throw new BufferOptionError('option_messages', { name: 'messages', value: shownValue(value) });
 }
 
 /** The catalog message for a key that is not a string, or undefined for a good key. */

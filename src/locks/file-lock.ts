@@ -11,7 +11,7 @@ import type { Messages } from '../base/messages.ts';
 import { flock } from '../native/core.ts';
 import { md5 } from '../native/exports.ts';
 import { LOCK_BUSY, LOCK_STAGE_FLOCK, type FlockPrimitives } from '../native/types.ts';
-import { errorText } from '../base/describe.ts';
+import { errorText, shownValue } from '../base/describe.ts';
 import { type MessagesOption, keyProblem, messagesFrom } from './checks.ts';
 import { type DirProblem, ensureLockDir } from './lock-dir.ts';
 import type { AcquireResult, LockBackend, ReleaseResult } from './protocol.ts';
@@ -125,12 +125,17 @@ export class FileLock implements LockBackend<FileLockGuard> {
     const given = (options ?? {}) as Partial<FileLockOptions>;
     this.#messages = messagesFrom(given.messages);
     const dir = given.dir;
-    if (typeof dir !== 'string' || dir === '') throw new BufferOptionError('option_cache_lock_dir', {}, this.#messages);
+    if (typeof dir !== 'string' || dir === '')
+      throw new BufferOptionError('option_cache_lock_dir', { name: 'dir', value: shownValue(dir) }, this.#messages);
     this.#flock = flock();
     const problem = this.#ensureDir(dir);
     if (problem !== undefined) throw new BufferOptionError(problem.key, problem.args, this.#messages);
     if (given.removeOnRelease !== undefined && typeof given.removeOnRelease !== 'boolean')
-      throw new BufferOptionError('option_flag', { name: 'removeOnRelease' }, this.#messages);
+      throw new BufferOptionError(
+        'option_flag',
+        { name: 'removeOnRelease', value: shownValue(given.removeOnRelease) },
+        this.#messages,
+      );
     this.removeOnRelease = given.removeOnRelease ?? false;
     this.dir = dir;
     this.#prefix = dir.endsWith('/') ? dir : `${dir}/`;

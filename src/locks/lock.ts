@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Messages } from '../base/messages.ts';
-import { errorText, valueLiteral } from '../base/describe.ts';
+import { errorText, shownValue, valueLiteral } from '../base/describe.ts';
 import { type MessagesOption, messagesFrom } from './checks.ts';
 import type { AcquireResult, LockBackend, ReleaseResult } from './protocol.ts';
 
@@ -88,7 +88,9 @@ export class Lock<G = unknown> {
       typeof backend.acquire !== 'function' ||
       typeof backend.release !== 'function'
     ) {
-      throw new TypeError(`koa-buffer: ${m.text('option_cache_lock')}`);
+      throw new TypeError(
+        `koa-buffer: ${m.text('option_cache_lock', { name: 'backend', value: shownValue(backend) })}`,
+      );
     }
     for (const name of Object.keys(options)) {
       if (!(name in defaults) && name !== 'messages')

@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { BufferOptionError } from '../base/errors.ts';
 import type { Messages } from '../base/messages.ts';
-import { errorText } from '../base/describe.ts';
+import { errorText, shownValue } from '../base/describe.ts';
 import { type MessagesOption, isTtl, keyProblem, messagesFrom } from './checks.ts';
 import type { AcquireOptions, AcquireResult, LockBackend, ReleaseResult } from './protocol.ts';
 
@@ -107,16 +107,19 @@ export class RedisLock implements LockBackend<RedisLockGuard> {
 
   /**
    * @param options - see {@link RedisLockOptions}
-   * @throws BufferOptionError `option_lock_redis`, `option_lock_namespace`, `option_lock_ttl` or `option_messages`
+   * @throws BufferOptionError `option_lock_redis`, `option_lock_namespace`, `option_lock_ttl`,
+   *   `option_lock_timeout_ms` or `option_messages`
    */
   constructor(options: RedisLockOptions) {
     const given = (options ?? {}) as Partial<RedisLockOptions>;
     this.#messages = messagesFrom(given.messages);
     const { redis, namespace = 'koa-buffer:', ttl = 60, timeoutMs = 1000 } = given;
-    if (!isRedisSource(redis)) throw new BufferOptionError('option_lock_redis', {}, this.#messages);
-    if (typeof namespace !== 'string') throw new BufferOptionError('option_lock_namespace', {}, this.#messages);
-    if (!isTtl(ttl)) throw new BufferOptionError('option_lock_ttl', {}, this.#messages);
-    if (!isTtl(timeoutMs)) throw new BufferOptionError('option_lock_ttl', {}, this.#messages);
+    const refuse = (key: string, name: string, value: unknown): BufferOptionError =>
+      new BufferOptionError(key, { name, value: shownValue(value) }, this.#messages);
+    if (!isRedisSource(redis)) throw refuse('option_lock_redis', 'redis', redis);
+    if (typeof namespace !== 'string') throw refuse('option_lock_namespace', 'namespace', namespace);
+    if (!isTtl(ttl)) throw refuse('option_lock_ttl', 'ttl', ttl);
+    if (!isTtl(timeoutMs)) throw refuse('option_lock_timeout_ms', 'timeoutMs', timeoutMs);
     this.#source = redis;
     this.namespace = namespace;
     this.ttl = ttl;
@@ -247,7 +250,10 @@ export class RedisLock implements LockBackend<RedisLockGuard> {
       client = own as unknown as RedisLockClient;
     } else if (typeof source === 'function') {
       client = await source();
-      if (!isClient(client)) throw new Error(this.#messages.text('option_lock_redis'));
+      if (!isClient(client))
+        throw new Error(
+          this.#messages.text('option_lock_redis', { name: 'what redis() returned', value: shownValue(client) }),
+        );
     } else {
       client = source;
     }

@@ -14,8 +14,9 @@
  * - compression as a stream (br, gzip and deflate through node:zlib, zstd
  *   through zstd-napi's CompressStream), joined to the source by
  *   `stream.pipeline`, so back-pressure holds memory to a few buffers
- *   whatever the length, and an error on either side destroys both: Koa's
- *   own pipeline to the socket then ends the response instead of hanging it;
+ *   whatever the length, and an error on either side destroys both and
+ *   cuts the response short instead of hanging it (on Koa 2 too, whose
+ *   `.pipe()` to the socket would not);
  * - a live stream (a streamed page, server-sent events, a proxied upstream)
  *   is flushed whenever its source has nothing more ready, so every byte the
  *   app wrote is decodable by the client at once (live-flush.ts);
@@ -134,6 +135,18 @@ function encoder(coding: Coding, level: number): Transform {
 const ignoreHere = (): void => undefined;
 
 /**
+ * Cuts short a response whose compressor failed or was destroyed, so the
+ * client sees it incomplete instead of waiting for the rest. Koa 3 pipes the
+ * body to the socket with `stream.pipeline`, which does this itself; Koa 2
+ * pipes it with `.pipe()`, which leaves the response open for ever. A
+ * response already ended (Koa 2's error handler sends its 500 when no header
+ * has gone yet; a client that left) is left as it is.
+ */
+function cutShort(ctx: Context): void {
+  if (!ctx.res.writableEnded) ctx.res.destroy();
+}
+
+/**
  * Reworks a response whose body is a Node.js stream: validators, 304, and
  * compression as a stream. Called by the middleware after its CHECK step.
  *
@@ -145,8 +158,8 @@ export async function respondWithStream(stream: Readable, response: StreamRespon
   const { ctx, options } = response;
   const { log } = shared;
   // A file that fails to open says so while the stat below is awaited, when nothing listens yet: an
-  // 'error' without a listener would end the process. Its error is thrown instead, so Koa answers as it
-  // would without koa-buffer (404 for a missing file); later errors reach the pipe that reads the stream.
+  // 'error' without a listener would end the process. Its error is thrown instead, and Koa answers it (500;
+  // Koa 2 answers a missing file 404); later errors reach the pipe that reads the stream.
   stream.on('error', ignoreHere);
   // A stream already flowing (the app listens to its 'data', to count bytes say) would emit its chunks while
   // the stat below is awaited, to nobody but that listener: lost to the client, or failed before anything
@@ -206,12 +219,16 @@ export async function respondWithStream(stream: Readable, response: StreamRespon
   const feeds = !flowing && isPlainFileStream(stream);
   if (feeds) await fileDescriptor(stream);
   const compressor = encoder(coding, memo?.level ?? options.compressionLevels[coding]);
-  const failed = (error: Error): void => log.error('log_stream_failed', { error: error.message });
-  // Koa's pipe from the compressor to the socket ends the response; these only record why it failed.
+  // A failure is logged (a client that left is not one) and cuts the response short.
+  const failed = (error: Error): void => {
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE')
+      log.error('log_stream_failed', { error: error.message });
+    cutShort(ctx);
+  };
   if (feeds) void feedFile(stream, compressor, failed);
   else {
     pipeline(stream, compressor, (error) => {
-      if (error && (error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') failed(error);
+      if (error) failed(error);
     });
     // A live source (not a file): what it wrote is flushed out whenever it has nothing more ready.
     flushWhenIdle(stream, compressor, coding);

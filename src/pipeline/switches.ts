@@ -6,6 +6,7 @@
  */
 import type { Context } from 'koa';
 import type { ResolvedOptions } from '../config/options.ts';
+import { parseCacheControl } from '../http/cache-control.ts';
 import { responseHeader } from '../http/headers.ts';
 
 declare module 'koa' {
@@ -22,13 +23,9 @@ declare module 'koa' {
 /** The values `ctx.compress` takes. */
 export type CompressSwitch = boolean | undefined;
 
-// A token of the Cache-Control list; directive names are case-insensitive (RFC 9111 5.2).
-const noTransformDirective = /(?:^|,)\s*no-transform\s*(?:,|$)/i;
-
 /** True when the response says `Cache-Control: no-transform`: neither squashed nor compressed. */
 export function noTransform(ctx: Context): boolean {
-  const value = responseHeader(ctx, 'Cache-Control');
-  return value !== undefined && noTransformDirective.test(value);
+  return parseCacheControl(responseHeader(ctx, 'Cache-Control')).directives.has('no-transform');
 }
 
 /**

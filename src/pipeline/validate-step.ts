@@ -9,20 +9,39 @@ import type { ResolvedOptions } from '../config/options.ts';
 import { codedTag, entityTag } from '../http/etag.ts';
 import { isGetOrHead, responseHeader } from '../http/headers.ts';
 import { httpDate, lastModifiedSeconds } from '../http/last-modified.ts';
+import { mediaType } from '../http/media-types.ts';
 import { md5 } from '../native/exports.ts';
 import { notModifiedNow } from './conditional.ts';
 import { digest, type Step } from './work.ts';
 
 /**
+ * True when this response may get the Last-Modified of the `lastModified`
+ * option: its media type is one of `lastModifiedTypes` (HTML by default),
+ * or the application asked for this response's date itself, by a function
+ * (called for every type: it answers for each response) or through
+ * `ctx.state.buffer`. A site-wide date, the app script's and templates'
+ * newest mtime above all, says when the pages rendered from them changed;
+ * on a JSON API it says nothing of the data, and with the no-cache guard
+ * it would change headers the API chose.
+ */
+function lastModifiedApplies(ctx: Context, options: ResolvedOptions): boolean {
+  if (typeof options.lastModified === 'function' || options.overridden.has('lastModified')) return true;
+  const type = mediaType(responseHeader(ctx, 'Content-Type'));
+  return type !== undefined && options.lastModifiedTypes.matches(type);
+}
+
+/**
  * The Last-Modified VALIDATE sets on this response, in seconds: undefined
- * when `lastModified` is off, the response has its own, or nothing is known.
- * Answers given again are checked against it too (replay/).
+ * when `lastModified` is off, the response has its own, its type is not
+ * one it applies to, or nothing is known. Answers given again are checked
+ * against it too (replay/).
  */
 export function generatedLastModified(
   ctx: Context,
   options: ResolvedOptions,
 ): number | undefined | Promise<number | undefined> {
-  if (!options.lastModified || ctx.res.hasHeader('Last-Modified')) return undefined;
+  if (!options.lastModified || ctx.res.hasHeader('Last-Modified') || !lastModifiedApplies(ctx, options))
+    return undefined;
   // The options carry the template paths, the cache, the logger and the messages a scan needs.
   return lastModifiedSeconds(options.lastModified, ctx, options);
 }

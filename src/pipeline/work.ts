@@ -215,9 +215,12 @@ export async function digestInSlices(work: Work, shared: Shared): Promise<void> 
   learn(work, shared, copy);
 }
 
-/** True when OPTIMISE squashes this response: HTML, never a replayed entry (it was optimised when built), no no-transform. */
+/**
+ * True when OPTIMISE squashes this response: HTML, never a replayed or
+ * renewed entry (it was optimised when built), no no-transform.
+ */
 export function squashed(work: Work): boolean {
-  return work.options.optimiseContent >= 1 && isHtml(work.type) && !work.cache?.replayed && !noTransform(work.ctx);
+  return work.options.optimiseContent >= 1 && isHtml(work.type) && !work.cache?.replayed && !work.cache?.renewed && !noTransform(work.ctx);
 }
 
 /** Sets the variant the entity is made under: the optimisation settings, and what link rewriting reads. */

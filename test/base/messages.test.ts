@@ -1,5 +1,5 @@
 import test from 'ava';
-import { Messages, builtinMessages, isMessageOverrides } from '../../src/base/messages.ts';
+import { Messages, builtinMessages, defaultMessages, isMessageOverrides } from '../../src/base/messages.ts';
 
 test('placeholders are filled from the arguments', (t) => {
   t.is(builtinMessages.text('lock_failed', { path: '/x.lock', error: 'EIO' }), 'cannot lock /x.lock: EIO');
@@ -10,7 +10,7 @@ test('an unknown key yields the key itself', (t) => {
 });
 
 test('a placeholder without an argument stays as written', (t) => {
-  t.is(builtinMessages.text('unknown_option'), "unknown option '%{name}'");
+  t.is(builtinMessages.text('unknown_option'), 'unknown option %{name}%{hint}');
 });
 
 test('an override replaces the built-in text and may hold any character', (t) => {
@@ -56,4 +56,13 @@ test('isMessageOverrides accepts strings and variant objects only', (t) => {
   t.false(isMessageOverrides([]));
   t.false(isMessageOverrides({ a: 1 }));
   t.false(isMessageOverrides({ a: { other: 2 } }));
+});
+
+test('every option error names the option and the value it got', (t) => {
+  const keys = Object.keys(defaultMessages).filter((key) => key.startsWith('option_'));
+  t.true(keys.length > 30);
+  for (const key of keys) {
+    const text = defaultMessages[key as keyof typeof defaultMessages];
+    t.true(text.includes('%{name}') && text.includes('%{value}'), `${key}: ${text}`);
+  }
 });

@@ -32,12 +32,12 @@ test('delta-seconds beyond 2^31 are taken as 2^31, and the store time is a whole
   t.is(seconds.get('stale-if-error'), 2 ** 31);
   t.is(cacheControlSeconds('max-age=2147483648').get('max-age'), 2 ** 31, '2^31 itself');
   t.is(cacheControlSeconds('max-age=2147483647').get('max-age'), 2 ** 31 - 1, 'below it, as given');
-  const lifetime = lifetimeOf(`s-maxage=${huge}, stale-while-revalidate=${huge}`, none);
+  const lifetime = lifetimeOf({ 'cache-control': `s-maxage=${huge}, stale-while-revalidate=${huge}` }, none);
   t.deepEqual(lifetime, { ttl: 2 ** 31, staleWhileRevalidate: 2 ** 31, staleIfError: 0 });
   const ms = storeMs(lifetime);
   t.true(Number.isSafeInteger(ms), `${ms} is an integer`);
   t.is(ms, 2 * 2 ** 31 * 1000);
-  const fromOptions = lifetimeOf(undefined, {
+  const fromOptions = lifetimeOf({}, {
     cacheDuration: 1e20,
     cacheStaleWhileRevalidate: 1e300,
     cacheStaleIfError: 0.5,
@@ -45,6 +45,7 @@ test('delta-seconds beyond 2^31 are taken as 2^31, and the store time is a whole
   t.deepEqual(fromOptions, { ttl: 2 ** 31, staleWhileRevalidate: 2 ** 31, staleIfError: 0.5 });
   t.true(Number.isSafeInteger(storeMs(fromOptions)));
   t.is(storeMs({ ttl: 1e300, staleWhileRevalidate: 0, staleIfError: Number.MAX_VALUE }), 2 * 2 ** 31 * 1000);
+  t.is(storeMs({ ttl: 1e300, staleWhileRevalidate: 0, staleIfError: 0 }, 1e300), 2 * 2 ** 31 * 1000, 'the revalidation window too');
 });
 
 const stores: Record<string, { skip?: string; cache(t: ExecutionContext): Promise<string | true> }> = {
@@ -69,8 +70,9 @@ const sources: Record<string, { options?: BufferOptions; action: Koa.Middleware 
       ctx.body = '<!doctype html><p>kept a very long time</p>';
     },
   },
+  // Written with a unit: a bare number that large reads like milliseconds and is refused.
   'the cacheDuration option of 1e20 seconds': {
-    options: { cacheDuration: 1e20, cacheStaleIfError: 1e20 },
+    options: { cacheDuration: `${huge} seconds`, cacheStaleIfError: `${huge} seconds` },
     action: async (ctx) => {
       if (await ctx.bufferIsCached()) return;
       ctx.type = 'html';

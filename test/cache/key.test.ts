@@ -13,6 +13,7 @@ import { ambiguousCookie, cacheKeyOf, keyMaterial as materialOrAmbiguous } from 
 import { buffer } from '../../src/buffer.ts';
 import type { BufferOptions } from '../../src/config/options.ts';
 import { recordingLogger, serve, type Served } from '../helpers/serve.ts';
+import { appIdentity } from '../../src/base/app-identity.ts';
 
 interface RequestShape {
   /** 'http' when not given. */
@@ -104,7 +105,8 @@ test('every request reads back from its encoding, field for field, so no two can
     fc.property(shape, (a) => {
       const fields = readMaterial(keyMaterial(fakeContext(a), varyBy));
       const expected = [
-        process.argv[1] ?? '',
+        // The application's namespace: its package's name and the script's path within it.
+        appIdentity,
         a.protocol,
         a.host,
         a.path,

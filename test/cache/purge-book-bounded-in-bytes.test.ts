@@ -10,6 +10,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { appIdentity } from '../../src/base/app-identity.ts';
 import test from 'ava';
 import type { EntryOrigin } from '../../src/cache/entry.ts';
 import { ownBytesMax, PurgeBook, readBytesMax, recordOverhead, urlId } from '../../src/cache/purge/book.ts';
@@ -30,7 +31,7 @@ test('after a purge, unique 12 KB URLs each asked twice leave the book within it
     rmSync(dir, { recursive: true, force: true });
   });
   const before = Date.now() - 1;
-  await book.purge([urlId('site.example', '/purged')], bound);
+  await book.purge([urlId(appIdentity, 'site.example', '/purged')], bound);
   const after = Date.now() + 1;
   // Enough records (two ids a URL) to pass the budget several times over.
   const urls = Math.ceil((3 * readBytesMax) / (2 * (32 + recordOverhead)));
@@ -49,7 +50,7 @@ test("this process's purges past the budget: the evicted ones still purge what t
   const book = new PurgeBook(new MemoryStore({ maxBytes: 1024 * 1024 }), false, 60_000, () => {}, bound);
   const before = Date.now() - 1;
   const purges = Math.ceil((2 * ownBytesMax) / (32 + recordOverhead));
-  for (let i = 0; i < purges; i++) await book.purge([urlId('site.example', `/${long}/${i}`)], bound);
+  for (let i = 0; i < purges; i++) await book.purge([urlId(appIdentity, 'site.example', `/${long}/${i}`)], bound);
   t.true(book.bytes <= readBytesMax + ownBytesMax, `${book.bytes} bytes`);
   const sequenceBefore = 0;
   for (const i of [0, 1, Math.floor(purges / 2), purges - 1]) {

@@ -316,8 +316,8 @@ test('ctx.bufferIsCached() leaves out overrides it cannot use, naming the proble
     log.lines.filter((line) => line.level === 'warn').map((line) => line.message),
     [
       'ctx.bufferIsCached() takes { cacheDuration, cacheTags }: the argument is not an object; ignored for this response',
-      'ctx.bufferIsCached(): ignored cacheDuration ("soon") for this response, the configured value applies: cacheDuration must be a duration (seconds, or e.g. "10 minutes")',
-      'ctx.bufferIsCached(): ignored cacheTags ("a,b") for this response, the configured value applies: cacheTags must be an array of tags (1 to 256 visible ASCII characters, no comma)',
+      'ctx.bufferIsCached(): ignored cacheDuration ("soon") for this response, the configured value applies: cacheDuration must be a duration (seconds, or e.g. "10 minutes"), not "soon"',
+      'ctx.bufferIsCached(): ignored cacheTags ("a,b") for this response, the configured value applies: cacheTags must be an array of tags (1 to 256 visible ASCII characters, no comma), not "a,b"',
     ],
   );
 });

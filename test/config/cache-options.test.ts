@@ -20,12 +20,20 @@ function tempDir(t: ExecutionContext): string {
 }
 
 test('cacheStoreTimeout must be a positive number of seconds; undefined means the default', (t) => {
-  for (const value of [0, -1, '1', Number.NaN, Number.POSITIVE_INFINITY, {}, 2_147_484]) {
+  for (const [value, shown] of [
+    [0, '0'],
+    [-1, '-1'],
+    ['1', '"1"'],
+    [Number.NaN, 'NaN'],
+    [Number.POSITIVE_INFINITY, 'Infinity'],
+    [{}, '{}'],
+    [2_147_484, '2147484'],
+  ] as const) {
     const error = problem({ cacheStoreTimeout: value });
     t.is(error?.key, 'option_cache_store_timeout', `${String(value)} is refused`);
     t.is(
       error?.message,
-      'koa-buffer: cacheStoreTimeout must be a positive number of seconds, at most 2147483 (24.8 days)',
+      `koa-buffer: cacheStoreTimeout must be a positive number of seconds, at most 2147483 (24.8 days), not ${shown}`,
     );
   }
   for (const value of [0.05, 1, 30, 2_147_483, undefined, null])

@@ -101,7 +101,7 @@ test('without the option no response carries Use-As-Dictionary or varies on Avai
 test('ttl goes into Use-As-Dictionary in seconds; a ttl under a second is refused', async (t) => {
   t.is(
     problem({ dictionaries: [{ match: '/a', ttl: 0 }] })!.message,
-    'koa-buffer: dictionaries[0].ttl must be a duration of at least 1 second',
+    'koa-buffer: dictionaries[0].ttl must be a duration of at least 1 second (dictionaries: [{ match: "/a", ttl: 0 }])',
   );
   t.is(problem({ dictionaries: [{ match: '/a', ttl: 'soon' }] })!.key, 'option_dictionaries');
   t.is(

@@ -31,6 +31,14 @@ test('docs/options.md and the README options table are fresh (else run npm run g
   t.is(stdout + stderr, '', 'the --check run is silent when fresh');
 });
 
+test('every option the README table names exists, and the README points to the reference for the rest', async (t) => {
+  const { readmeOptions } = await import('../../scripts/generate-options-docs.ts');
+  const names = new Set(optionDocs().map((doc) => doc.name));
+  for (const name of readmeOptions) t.true(names.has(name), `${name} is an option`);
+  const readme = readFileSync(join(packageRoot, readmePath), 'utf8');
+  t.regex(readme, new RegExp(`The ${names.size - readmeOptions.size} others .*\\(docs/options\\.md\\)`));
+});
+
 test('the check names what is stale and exits 1; generating leaves the README outside its region alone', async (t) => {
   t.timeout(120_000);
   const root = mkdtempSync(join(tmpdir(), 'kb-options-docs-'));
@@ -43,7 +51,7 @@ test('the check names what is stale and exits 1; generating leaves the README ou
   t.deepEqual(await staleFiles(root), [], 'a faithful copy is fresh');
 
   // A row edited by hand in the README, and a reference that lost a section.
-  const edited = readme.replace(/^\| `cacheDuration` .*$/m, '| `cacheDuration` | `60` | edited by hand |');
+  const edited = readme.replace(/^\| \[`cacheDuration`\].*$/m, '| `cacheDuration` | `60` | edited by hand |');
   t.not(edited, readme);
   writeFileSync(join(root, readmePath), `${edited}\nA line after the region stays.\n`);
   writeFileSync(join(root, referencePath), reference.replace(/^## `cacheDuration`$[\s\S]*?(?=^## )/m, ''));

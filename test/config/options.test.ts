@@ -8,6 +8,7 @@ import test from 'ava';
 import { BufferOptionError } from '../../src/base/errors.ts';
 import { optionProblem as problem } from '../helpers/caught.ts';
 import { bufferSection } from '../../src/config/section.ts';
+import { RedisLock } from '../../src/locks/redis-lock.ts';
 
 const lock = { acquire: () => [{}, undefined], release: () => [true, undefined] };
 
@@ -17,7 +18,7 @@ const rows: Array<[string, unknown, string]> = [
   ['options_not_hash', [], 'options must be an object'],
   ['options_not_hash', null, 'options must be an object'],
   ['options_not_hash', new Map(), 'options must be an object'],
-  ['unknown_option', { optimizeContent: 1 }, "unknown option 'optimizeContent'"],
+  ['unknown_option', { optimizeContent: 1 }, 'unknown option optimizeContent; did you mean optimiseContent?'],
   ['option_flag', { compressContent: 'yes' }, 'compressContent must be a true or false value'],
   ['option_flag', { rewriteLinks: {} }, 'rewriteLinks must be a true or false value'],
   ['option_flag', { generateEtag: 2 }, 'generateEtag must be a true or false value'],
@@ -48,6 +49,11 @@ const rows: Array<[string, unknown, string]> = [
   ['option_vary_by', { varyBy: 'cookie' }, 'varyBy must be an array of header names'],
   ['option_vary_by', { varyBy: ['cookie', ''] }, 'varyBy must be an array of header names'],
   ['option_vary_by', { varyBy: ['accept language'] }, 'varyBy must be an array of header names'],
+  [
+    'option_cache_ignore_cookies',
+    { cacheIgnoreCookies: ['_ga', 'a b'] },
+    "cacheIgnoreCookies must be 'analytics' or an array of cookie names",
+  ],
   ['option_cache_key', { cacheKey: 42 }, 'cacheKey must be a string or a function'],
   ['option_cache', { cache: { get() {}, set() {} } }, 'cache must be true, a store with get(), set() and delete()'],
   ['option_cache', { cache: 'memcached://x' }, 'cache must be true'],
@@ -106,7 +112,7 @@ test('only the first problem in ASCII order of option names is reported', (t) =>
   t.is(problem({ encodings: 5, cache: 5 })?.key, 'option_cache', 'cache sorts before encodings');
   t.is(
     problem({ generateEtag: 'x', generate304: 'x' })?.message,
-    'koa-buffer: generate304 must be a true or false value',
+    'koa-buffer: generate304 must be a true or false value, not "x"',
     "'3' sorts before 'E'",
   );
   t.is(
@@ -127,7 +133,7 @@ test('an unknown option is reported at its place in the sorted order', (t) => {
   t.is(problem({ zoom: 1, cache: 5 })?.key, 'option_cache', 'zoom sorts after cache');
   t.is(
     problem({ aardvark: 1, cache: 5 })?.message,
-    "koa-buffer: unknown option 'aardvark'",
+    'koa-buffer: unknown option aardvark',
     'aardvark sorts before cache',
   );
   t.is(problem({ cacheX: 1, cacheDuration: 'bad' })?.key, 'option_cache_duration', "'D' sorts before 'X'");
@@ -168,6 +174,7 @@ test('undefined is accepted for every other option', (t) => {
   const others = [
     'cache',
     'cacheDuration',
+    'cacheIgnoreCookies',
     'cacheKey',
     'cacheLock',
     'cacheLockDir',
@@ -180,6 +187,7 @@ test('undefined is accepted for every other option', (t) => {
     'generate304',
     'generateEtag',
     'lastModified',
+    'lastModifiedTypes',
     'logger',
     'memoMaxSize',
     'messages',
@@ -219,6 +227,8 @@ test('every documented form of a valid value is accepted', (t) => {
     { excludedTypes: [] },
     { varyBy: [] },
     { varyBy: ['Accept-Language', 'cookie'] },
+    { cacheIgnoreCookies: 'analytics' },
+    { cacheIgnoreCookies: ['_ga', '_ga_*'] },
     { cache: true },
     { cache: new Map() }, // an object that keeps nothing is refused at start-up (test/cache/cache-stores.test.ts)
     { cache: 'sqlite:/tmp/x.db' },
@@ -260,12 +270,118 @@ test('bufferSection accepts only the four declarable options', (t) => {
   for (const name of ['generateEtag', 'generate304', 'cache', 'encodings', 'lastModified']) {
     const error = t.throws(() => bufferSection({ [name]: true } as never), { instanceOf: BufferOptionError });
     t.is(error?.key, 'unknown_option', `${name} is not declarable`);
-    t.is(error?.message, `koa-buffer: unknown option '${name}'`);
+    t.is(error?.message, `koa-buffer: unknown option ${name}`);
   }
   t.is(
     t.throws(() => bufferSection({ optimiseContent: 5 as never }))?.message,
-    'koa-buffer: optimiseContent must be 0, 1 or 2',
+    'koa-buffer: optimiseContent must be 0, 1 or 2, not 5',
   );
   t.is((t.throws(() => bufferSection({ compressContent: 'no' as never })) as BufferOptionError).key, 'option_flag');
   t.is((t.throws(() => bufferSection('x' as never)) as BufferOptionError).key, 'options_not_hash');
+});
+
+test('an option error names the option and the value it got, shortened, and never a password', (t) => {
+  t.is(
+    problem({ cacheDuration: 'ten minutes' })?.message,
+    'koa-buffer: cacheDuration must be a duration (seconds, or e.g. "10 minutes"), not "ten minutes"',
+  );
+  t.is(
+    problem({ compressionLevels: { br: 12 } })?.message,
+    'koa-buffer: compressionLevels must be an object of levels by coding (br 0–11, zstd 1–22, gzip 0–9, deflate 0–9), not { br: 12 }',
+  );
+  t.is(
+    problem({ encodings: ['br', 'lzma'] })?.message,
+    'koa-buffer: unknown encoding \'lzma\' in encodings (["br", "lzma"])',
+  );
+  const cache = problem({ cache: 'memcached://admin:hunter2@cache.internal:11211' })!.message;
+  t.true(cache.endsWith(', not "memcached://admin:***@cache.internal:11211"'), cache);
+  const lock = t.throws(() => new RedisLock({ redis: 'http://:hunter2@cache.internal' as never }))!.message;
+  t.true(lock.endsWith('not "http://:***@cache.internal"'), lock);
+  const long = problem({ templatePaths: 'x'.repeat(500) })!.message;
+  t.true(long.length < 200 && long.endsWith('…"'), long);
+  t.is(problem('optimiseContent=1')?.message, 'koa-buffer: options must be an object, not "optimiseContent=1"');
+});
+
+test('an unknown option names the nearest known one when it is close enough to be a typo', (t) => {
+  const said = (options: unknown): string | undefined => problem(options)?.message.replace(/^koa-buffer: /, '');
+  t.is(said({ cacheDurration: 60 }), 'unknown option cacheDurration; did you mean cacheDuration?');
+  t.is(said({ cachedureation: 60 }), 'unknown option cachedureation; did you mean cacheDuration?', 'any case');
+  t.is(said({ Cache: true }), 'unknown option Cache; did you mean cache?');
+  t.is(said({ cahce: true }), 'unknown option cahce; did you mean cache?', 'two letters swapped are one slip');
+  t.is(said({ lastModifed: false }), 'unknown option lastModifed; did you mean lastModified?');
+  t.is(said({ encoding: ['br'] }), 'unknown option encoding; did you mean encodings?');
+  t.is(said({ 'cache-duration': 60 }), 'unknown option "cache-duration"; did you mean cacheDuration?');
+  for (const far of ['maxAge', 'cacheTTL', 'etag', 'compress', 'x', 'threshold'])
+    t.is(said({ [far]: 1 }), `unknown option ${far}`, `${far} is no typo of an option`);
+  t.is(said({ 'a\nb': 1 }), 'unknown option "a\\nb"', 'a name holding a line break is quoted');
+  t.is(said({ ['cacheDuration'.repeat(100)]: 1 })?.includes('did you mean'), false, 'a long name is not compared');
+  t.is(problem({ cacheDurration: 60 })?.key, 'unknown_option');
+  t.is(
+    problem({ cacheDurration: 60, messages: { unknown_option_hint: ' (meinten Sie %{suggestion}?)' } })?.message,
+    'koa-buffer: unknown option cacheDurration (meinten Sie cacheDuration?)',
+    'the hint is worded by the messages option',
+  );
+});
+
+test('bufferSection names the nearest declarable option', (t) => {
+  const error = t.throws(() => bufferSection({ optimizeContent: 1 } as never), { instanceOf: BufferOptionError });
+  t.is(error?.key, 'unknown_option');
+  t.is(error?.message, 'koa-buffer: unknown option optimizeContent; did you mean optimiseContent?');
+  t.is(
+    t.throws(() => bufferSection({ cacheDurration: 1 } as never))?.message,
+    'koa-buffer: unknown option cacheDurration',
+    'cacheDuration cannot be declared by a section, so it is not offered',
+  );
+});
+
+const durationOptions = [
+  'cacheDuration',
+  'cacheHitForMiss',
+  'cacheStaleIfError',
+  'cacheStaleWhileRevalidate',
+  'templateMtimeCacheDuration',
+];
+
+test('a bare-number duration that reads like milliseconds is refused, saying what it would mean', (t) => {
+  t.is(
+    problem({ cacheDuration: 60000 })?.message,
+    "koa-buffer: cacheDuration: 60000 is seconds (16.7 hours) and reads like milliseconds; durations are seconds: write '1 minute' if you meant 60000 ms, or a string such as '17 hours' if 16.7 hours is what you meant",
+  );
+  t.is(
+    problem({ cacheStaleIfError: 86_400_000 })?.message,
+    "koa-buffer: cacheStaleIfError: 86400000 is seconds (2.7 years) and reads like milliseconds; durations are seconds: write '1 day' if you meant 86400000 ms, or a string such as '1000 days' if 2.7 years is what you meant",
+  );
+  for (const name of durationOptions) {
+    for (const value of [604_801, 700_000, 3_600_000, 10_000, 60_000, 120_000, '60000', ' 90000 ', 1e20]) {
+      const error = problem({ [name]: value });
+      t.is(error?.key, 'option_duration_unit', `${name}: ${JSON.stringify(value)} is refused`);
+      t.true(error?.message.startsWith(`koa-buffer: ${name}: `), error?.message);
+    }
+    // Seconds as people write them, a week at most, and strings with a unit at any length.
+    for (const value of [1, 60, 600, 3600, 5000, 7200, 86_400, 172_800, 604_800, 9999, 10_001, '604800', '30 days'])
+      t.is(problem({ [name]: value }), undefined, `${name}: ${JSON.stringify(value)} is accepted`);
+    for (const value of ['1000 weeks', '60000 seconds', '3600000 ms', `${'9'.repeat(20)} seconds`])
+      t.is(problem({ [name]: value }), undefined, `${name}: ${value} is accepted: it names its unit`);
+  }
+});
+
+test('a duration that reads like milliseconds keeps its place in ASCII order and is worded by messages', (t) => {
+  t.is(problem({ cacheDuration: 60000, cache: 5 })?.key, 'option_cache', 'cache sorts before cacheDuration');
+  t.is(problem({ cacheDuration: 60000, cacheHitForMiss: 'soon' })?.key, 'option_duration_unit');
+  t.is(problem({ cacheHitForMiss: 60000, cacheDuration: 'soon' })?.key, 'option_cache_duration');
+  t.is(problem({ templateMtimeCacheDuration: 60000, cacheLock: 5 })?.key, 'option_cache_lock');
+  t.is(
+    problem({ cacheDuration: 60000, messages: { option_duration_unit: '%{name}=%{value}: ms? (%{ifMilliseconds})' } })
+      ?.message,
+    'koa-buffer: cacheDuration=60000: ms? (1 minute)',
+  );
+});
+
+test('a dictionary ttl that reads like milliseconds is refused too', (t) => {
+  const error = problem({ dictionaries: [{ match: '/a', ttl: 2_592_000_000 }] });
+  t.is(error?.key, 'option_dictionaries');
+  t.true(error?.message.includes('dictionaries[0].ttl: 2592000000 is seconds (82.2 years)'), error?.message);
+  t.true(error?.message.includes("write '30 days' if you meant 2592000000 ms"), error?.message);
+  t.is(problem({ dictionaries: [{ match: '/a', ttl: '30 days' }] }), undefined);
+  t.is(problem({ dictionaries: [{ match: '/a', ttl: 86_400 }] }), undefined);
 });

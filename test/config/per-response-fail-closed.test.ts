@@ -94,6 +94,32 @@ test('per-response values buffer() would refuse are ignored with one log line ea
     t.is(log.count(new RegExp(`ignored ${name}\\b`)), 1, `one line for ${name}: ${JSON.stringify(log.lines)}`);
 });
 
+test('a per-response duration that reads like milliseconds is ignored with its reason, and the configured one applies', async (t) => {
+  const { server, log, store } = await accountSite(t, { cacheDuration: 60 }, async (ctx) => {
+    if (ctx.path === '/call') return ctx.bufferIsCached({ cacheDuration: 60000 });
+    ctx.state.buffer = { cacheDuration: 60000, cacheStaleWhileRevalidate: '3600000' };
+    return ctx.bufferIsCached();
+  });
+  for (const path of ['/account', '/call']) {
+    const response = await as(server, 'alice', path);
+    t.is(response.headers['cache-status'], 'koa-buffer; fwd=miss; stored', path);
+  }
+  for (const value of store.values()) {
+    const entry = decodeEntry(value)!;
+    t.is(entry.expires - entry.created, 60_000, 'the configured cacheDuration');
+    t.is(entry.staleWhileRevalidate ?? 0, 0, 'and no stale window');
+  }
+  const lines = log.lines.map((line) => line.message);
+  t.true(
+    lines.includes(
+      "ctx.state.buffer: ignored cacheDuration (60000) for this response, the configured value applies: cacheDuration: 60000 is seconds (16.7 hours) and reads like milliseconds; durations are seconds: write '1 minute' if you meant 60000 ms, or a string such as '17 hours' if 16.7 hours is what you meant",
+    ),
+    JSON.stringify(lines),
+  );
+  t.is(log.count(/ctx\.state\.buffer: ignored cacheStaleWhileRevalidate \("3600000"\).*41\.7 days/), 1);
+  t.is(log.count(/ctx\.bufferIsCached\(\): ignored cacheDuration \(60000\).*reads like milliseconds/), 1);
+});
+
 test('ctx.bufferIsCached() with overrides it cannot use answers, logs one line each, and the configured values apply', async (t) => {
   const answers: string[] = [];
   const { server, log, store } = await accountSite(t, { cacheDuration: 60 }, async (ctx) => {
@@ -112,6 +138,42 @@ test('ctx.bufferIsCached() with overrides it cannot use answers, logs one line e
   t.is(log.count(/ignored cacheDuration/), 1, JSON.stringify(log.lines));
   t.is(log.count(/ignored cacheTags/), 1);
   t.is(log.count(/varyBy/), 1);
+});
+
+test('an unknown per-response key is logged with the nearest option it may have meant', async (t) => {
+  const { server, log } = await accountSite(t, {}, (ctx) => {
+    ctx.state.buffer = { cacheDurration: 5, 'x\ny': 1, generateETag: false };
+    return ctx.bufferIsCached();
+  });
+  t.is((await as(server, 'alice')).status, 200);
+  const lines = log.lines.map((line) => line.message);
+  t.true(
+    lines.includes(
+      'ctx.state.buffer: ignored cacheDurration (5) for this response, the configured value applies: unknown option cacheDurration; did you mean cacheDuration?',
+    ),
+    JSON.stringify(lines),
+  );
+  t.true(lines.some((line) => line.includes('unknown option generateETag; did you mean generateEtag?')));
+  t.true(
+    lines.some((line) => line.includes('ignored "x\\ny" (1)')),
+    'a key with a line break is quoted',
+  );
+  t.false(
+    lines.some((line) => line.includes('\n')),
+    'no line holds a line break',
+  );
+});
+
+test('a refused per-response value is shown in its log line without a password it holds', async (t) => {
+  const { server, log } = await accountSite(t, {}, (ctx) => {
+    ctx.state.buffer = { cache: 'memcached://admin:hunter2@cache.internal:11211' };
+    return ctx.bufferIsCached();
+  });
+  t.is((await as(server, 'alice')).status, 200);
+  const lines = log.lines.map((line) => line.message).filter((line) => line.includes('ignored cache '));
+  t.is(lines.length, 1, JSON.stringify(log.lines));
+  t.true(lines[0]!.includes('"memcached://admin:***@cache.internal:11211"'), lines[0]);
+  t.false(JSON.stringify(log.lines).includes('hunter2'), 'the password is in no line');
 });
 
 test('overrides that throw when read are ignored: the page is served, never a 500', async (t) => {
@@ -182,7 +244,8 @@ const optionNames = [
   ...['cacheRequestNoCache', 'cacheSingleFlight', 'cacheStoreTimeout', 'cacheTags', 'cacheTagHeader'],
   ...['cacheNearBytes', 'cacheSyncMs', 'cacheWaitFailure', 'compressContent', 'compressibleTypes'],
   ...['compressionLevels', 'defaultCacheControl', 'dictionaries', 'encodings', 'excludedTypes', 'generate304'],
-  ...['generateEtag', 'lastModified', 'logger', 'memoMaxSize', 'messages', 'minCompressSize', 'optimiseContent'],
+  ...['generateEtag', 'lastModified', 'lastModifiedTypes', 'logger', 'memoMaxSize', 'messages', 'minCompressSize'],
+  'optimiseContent',
   ...['rewriteLinks', 'templateMtimeCache', 'templateMtimeCacheDuration', 'templatePaths', 'trustLastModified'],
   'varyBy',
 ];

@@ -6,6 +6,7 @@
 import { Readable } from 'node:stream';
 import test from 'ava';
 import { buffer } from '../../src/buffer.ts';
+import { koaMajor } from '../helpers/koa-version.ts';
 import { decode, htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 
 const page = htmlPage(8192, 3);
@@ -84,7 +85,7 @@ test('a plain object and an array are sent as JSON, compressed, as Koa would sen
   t.regex(plain.headers.etag!, /^"[0-9a-f]{32}"$/);
 });
 
-test('a JSON body keeps a Content-Type the action chose', async (t) => {
+test('a JSON body keeps a Content-Type the action chose (Koa 3; Koa 2 itself makes it application/json)', async (t) => {
   const server = await serve(t, [
     buffer(),
     (ctx) => {
@@ -93,8 +94,10 @@ test('a JSON body keeps a Content-Type the action chose', async (t) => {
     },
   ]);
   const response = await server.request('/', { headers: gzip });
-  t.is(response.headers['content-type'], 'application/ld+json', 'the type the action set, untouched');
-  t.is(response.headers['content-encoding'], 'gzip', 'ld+json is compressible');
+  // Koa 2's body setter types every object body as JSON, over what the action set, before koa-buffer sees it.
+  const type = koaMajor === 2 ? 'application/json; charset=utf-8' : 'application/ld+json';
+  t.is(response.headers['content-type'], type, 'the type Koa gave the body, untouched');
+  t.is(response.headers['content-encoding'], 'gzip', 'JSON is compressible');
 });
 
 test('a stream body is compressed as a stream, not buffered', async (t) => {

@@ -177,7 +177,7 @@ test('adaptiveCompression: false, or compressionLevels given, pins fixed levels 
 test('adaptiveCompression is validated, and cannot be combined with compressionLevels', (t) => {
   const error = t.throws(() => buffer({ adaptiveCompression: 'yes' as never }), { instanceOf: BufferOptionError });
   t.is(error?.key, 'option_flag');
-  t.is(error?.message, 'koa-buffer: adaptiveCompression must be a true or false value');
+  t.is(error?.message, 'koa-buffer: adaptiveCompression must be a true or false value, not "yes"');
   const combined = t.throws(() => buffer({ adaptiveCompression: true, compressionLevels: { br: 5 } }), {
     instanceOf: BufferOptionError,
   });

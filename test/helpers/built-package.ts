@@ -6,8 +6,8 @@
  * two compilers writing one `dist/` would leave it half written.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { packageRoot } from '../../src/native/binding.ts';
@@ -78,4 +78,17 @@ export async function builtPackage(): Promise<string> {
     rmSync(lockDir, { recursive: true, force: true });
   }
   return packageRoot;
+}
+
+/**
+ * npm's own entry script, to run with this node (so that a test's PATH needs
+ * no `npm` in it); undefined when npm was not installed beside node.
+ */
+export function npmCli(): string | undefined {
+  const candidates = [
+    process.env.npm_execpath,
+    join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'),
+    join(dirname(process.execPath), 'node_modules', 'npm', 'bin', 'npm-cli.js'),
+  ];
+  return candidates.find((file) => file?.endsWith('npm-cli.js') && existsSync(file));
 }

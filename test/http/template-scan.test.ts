@@ -35,7 +35,10 @@ interface Server {
 }
 
 async function start(t: ExecutionContext, templatePaths: string[]): Promise<Server> {
-  const child = spawnChild(t, fixture('last-modified-server.ts'), [JSON.stringify(templatePaths)]);
+  // A child that compiles its TypeScript on start may take longer than 15 s beside other test runs.
+  const child = spawnChild(t, fixture('last-modified-server.ts'), [JSON.stringify(templatePaths)], {
+    lineTimeoutMs: 60_000,
+  });
   const { port } = await child.waitForJson<{ port?: number }>((m) => m.port !== undefined, 'the server listening');
   const logs = (): Array<{ level: string; message: string }> =>
     child.lines.filter((l) => l.startsWith('{"log"')).map((l) => JSON.parse(l) as { level: string; message: string });

@@ -26,11 +26,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
 import { twins } from '../../src/native/core.ts';
-import { builtPackage } from '../helpers/built-package.ts';
+import { builtPackage, npmCli } from '../helpers/built-package.ts';
 
 const run = promisify(execFile);
 
@@ -52,16 +52,6 @@ function runtimeDependencies(root: string): string[] {
   };
   visit(root);
   return [...found].sort();
-}
-
-/** npm's own entry script, run with this node so that the hidden PATH needs no `npm` in it. */
-function npmCli(): string | undefined {
-  const candidates = [
-    process.env.npm_execpath,
-    join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'),
-    join(dirname(process.execPath), 'node_modules', 'npm', 'bin', 'npm-cli.js'),
-  ];
-  return candidates.find((file) => file?.endsWith('npm-cli.js') && existsSync(file));
 }
 
 const npm = npmCli();

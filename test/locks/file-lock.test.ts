@@ -80,12 +80,18 @@ test('new leaves the mode of an existing directory alone', (t) => {
 });
 
 test('a dir that is not a non-empty string throws option_cache_lock_dir, in the words of messages', (t) => {
-  for (const dir of [undefined, null, '', 42, ['x']]) {
+  for (const [dir, shown] of [
+    [undefined, 'undefined'],
+    [null, 'null'],
+    ['', '""'],
+    [42, '42'],
+    [['x'], '["x"]'],
+  ] as const) {
     const error = t.throws(() => new FileLock({ dir } as never), { instanceOf: BufferOptionError });
     t.is(error?.key, 'option_cache_lock_dir', `dir ${JSON.stringify(dir)}`);
-    t.is(error?.message, 'koa-buffer: cacheLockDir must be a directory path');
+    t.is(error?.message, `koa-buffer: dir must be a directory path, not ${shown}`);
   }
-  t.throws(() => new FileLock(undefined as never), { instanceOf: BufferOptionError, message: /cacheLockDir must be/ });
+  t.throws(() => new FileLock(undefined as never), { instanceOf: BufferOptionError, message: /dir must be/ });
   const worded = t.throws(() => new FileLock({ dir: '', messages: { option_cache_lock_dir: 'Verzeichnis fehlt' } }));
   t.is(worded?.message, 'koa-buffer: Verzeichnis fehlt');
   const bad = t.throws(() => new FileLock({ dir: tempDir(t), messages: 7 as never }), {

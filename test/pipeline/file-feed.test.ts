@@ -12,6 +12,7 @@ import zlib from 'node:zlib';
 import test from 'ava';
 import { buffer } from '../../src/buffer.ts';
 import { feedFile, isPlainFileStream } from '../../src/pipeline/file-feed.ts';
+import { koaMajor } from '../helpers/koa-version.ts';
 import { decode, htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'koa-buffer-file-feed-'));
@@ -106,8 +107,9 @@ test.serial(
       const unreadable = await outcome(server.port, '/directory');
       t.false(unreadable.complete && unreadable.status === 200, 'no truncated "success"');
       const missing = await outcome(server.port, '/missing');
-      // Bare Koa 3 pipes the failed stream and resets the connection; the error here is an answer.
-      t.is(missing.status, 500, 'a file that fails to open is answered 500');
+      // Bare Koa 3 pipes the failed stream and resets the connection; the error here is an answer: 500 from
+      // Koa 3's error handler, 404 from Koa 2's, which answers ENOENT so (Koa 3 dropped that).
+      t.is(missing.status, koaMajor === 2 ? 404 : 500, 'a file that fails to open is answered');
     }
     let after = fdCount();
     for (let i = 0; i < 50 && after > before; i++) {

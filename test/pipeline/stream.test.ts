@@ -14,6 +14,7 @@ import calculateEtag from 'etag';
 import serveStatic from 'koa-static';
 import { buffer } from '../../src/buffer.ts';
 import type { BufferOptions } from '../../src/config/options.ts';
+import { koaMajor } from '../helpers/koa-version.ts';
 import { decode, htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'koa-buffer-stream-'));
@@ -135,8 +136,12 @@ test('a strong ETag the app set on a stream gets the coding inside its quotes', 
   t.is(again.status, 304);
 });
 
-/** A GET that reports how the response ended: complete, or cut short, and never waits more than `ms`. */
-function getOutcome(port: number, url: string, ms = 10_000): Promise<{ complete: boolean; bytes: number }> {
+/** A GET that reports how the response ended: its status, complete or cut short; never waits more than `ms`. */
+function getOutcome(
+  port: number,
+  url: string,
+  ms = 10_000,
+): Promise<{ complete: boolean; bytes: number; status?: number }> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no end within ${ms} ms: the response hangs`)), ms);
     const req = http.get({ host: '127.0.0.1', port, path: url, headers: { 'accept-encoding': 'gzip' } }, (res) => {
@@ -145,7 +150,7 @@ function getOutcome(port: number, url: string, ms = 10_000): Promise<{ complete:
       res.on('error', () => {});
       res.on('close', () => {
         clearTimeout(timer);
-        resolve({ complete: res.complete, bytes });
+        resolve({ complete: res.complete, bytes, status: res.statusCode });
       });
     });
     req.on('error', () => {
@@ -258,7 +263,11 @@ test.serial('304s, failures and clients that leave free every file descriptor', 
   for (let i = 0; i < 20; i++) {
     const notModified = await server.request('/big.txt', { headers: { 'if-none-match': first.headers.etag! } });
     t.is(notModified.status, 304);
-    t.false((await getOutcome(server.port, '/broken')).complete);
+    const broken = await getOutcome(server.port, '/broken');
+    // Koa 3 cuts the response short. Koa 2's own error handler, which listens to every stream body, answers
+    // 500 instead when the failure comes before the headers went. Never a truncated 200.
+    if (koaMajor === 2) t.true(!broken.complete || broken.status === 500, JSON.stringify(broken));
+    else t.false(broken.complete);
     // A client that reads a little and leaves.
     await new Promise<void>((resolve) => {
       const req = http.get(

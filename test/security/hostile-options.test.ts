@@ -37,6 +37,7 @@ const optionNames = [
   'templatePaths',
   'templateMtimeCache',
   'templateMtimeCacheDuration',
+  'lastModifiedTypes',
   'minCompressSize',
   'encodings',
   'compressionLevels',

@@ -10,9 +10,15 @@
  * here in one line; the script (public/dashboard.js) knows nothing of the
  * pages. The panel reads the build log through `/api/builds` to count how
  * many times the report's action really ran.
+ *
+ * Under the requests, the panel shows what koa-buffer itself counted, both
+ * workers' `mw.stats()` summed, polled from `/api/stats` every second
+ * (../metrics.ts): hit ratio, outcomes, builds, waiters, bytes saved per
+ * coding and how full each memory budget is.
  */
 import { readFileSync } from 'node:fs';
 import type { Context, Middleware } from 'koa';
+import { metricsPath, statsPath } from '../metrics.ts';
 import { readBuilds } from './builds.ts';
 import { escapeHtml } from './layout.ts';
 
@@ -52,6 +58,9 @@ export const liveRequests: readonly PanelRequest[] = [
   { label: 'streamed download', path: '/download' },
 ];
 
+/** Where the panel reads the workers' counters, and how often. */
+export const countersPoll = { path: statsPath, everyMs: 1000 } as const;
+
 /** Response headers shown in a column of their own when any response has them. */
 export const extraHeaders: readonly string[] = ['Cache-Control'];
 
@@ -85,7 +94,10 @@ export const panelButtons: readonly PanelButton[] = [
 
 /** The panel's HTML, placed on the index; the script fills it in. */
 export function dashboardPanel(): string {
-  const config = JSON.stringify({ liveRequests, panelButtons, extraHeaders }).replace(/</g, '\\u003c');
+  const config = JSON.stringify({ liveRequests, panelButtons, extraHeaders, counters: countersPoll }).replace(
+    /</g,
+    '\\u003c',
+  );
   const buttons = panelButtons
     .map(
       (b) => `<div class="panel-action" id="action-${escapeHtml(b.id)}">
@@ -114,6 +126,13 @@ export function dashboardPanel(): string {
   <h3>How long each request took</h3>
   <div class="panel-strip" id="dashboard-strip"></div>
   ${buttons.replace(/\n/g, '\n  ')}
+  <h3>What koa-buffer counted, both workers, live</h3>
+  <p>
+    Each worker's <code>mw.stats()</code>, added up by the cluster's primary (<code>clusterStats()</code>) and read
+    from <a href="${statsPath}"><code>${statsPath}</code></a> every second; the same counters, as Prometheus text, are at
+    <a href="${metricsPath}"><code>${metricsPath}</code></a>. The panel's requests above count too; these polls do not.
+  </p>
+  <div class="panel-counters" id="dashboard-counters" data-state="waiting"><p>Waiting for the first reading…</p></div>
   <script type="application/json" id="dashboard-config">${config}</script>
   <script type="module" src="/dashboard.js"></script>
 </section>`;
@@ -172,6 +191,23 @@ export const dashboardStyle = `#dashboard {
 }
 #dashboard .verdict {
   font-weight: bold;
+}
+#dashboard .counter-tables {
+  display: flex;
+  flex-wrap: wrap;
+  gap: 0 1.5rem;
+}
+#dashboard .panel-counters table {
+  width: auto;
+  margin-bottom: .5rem;
+}
+#dashboard caption {
+  text-align: left;
+  font-weight: bold;
+  white-space: nowrap;
+}
+#dashboard .changed {
+  background: #fff3b0;
 }
 `;
 

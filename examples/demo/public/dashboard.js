@@ -2,16 +2,21 @@
 /**
  * The index's live panel, run by the browser: requests each demo URL the
  * server lists in #dashboard-config, reads what came back (headers, and the
- * sizes from Resource Timing), and draws it. Plain DOM, no framework.
+ * sizes from Resource Timing), and draws it; polls the server's counters of
+ * both workers every second and draws those. Plain DOM, no framework.
  * The panel's markup and the list of requests: examples/demo/pages/dashboard.ts.
  */
 
 const panel = document.getElementById('dashboard');
 const config = JSON.parse(document.getElementById('dashboard-config').textContent);
-const colours = { MISS: '#e07b00', HIT: '#2e7d32', none: '#757575' };
+// Each X-Cache verdict its own colour: a stale answer is neither a fresh hit nor a build.
+const colours = { MISS: '#e07b00', HIT: '#2e7d32', STALE: '#1565c0', none: '#757575' };
 
 // Two hundred requests a press would overflow the default buffer of 250 entries.
 performance.setResourceTimingBufferSize(2000);
+// The counters' poll adds an entry a second, so a page left open fills any buffer: empty it then.
+// An entry is read within moments of its request, so only a request under way at that instant loses its sizes.
+performance.addEventListener('resourcetimingbufferfull', () => performance.clearResourceTimings());
 
 /** Text made safe for HTML. */
 function esc(value) {
@@ -175,6 +180,13 @@ function strip(lanes) {
   return `<p class="legend">${legend}</p><svg width="${width}" height="${height}" font-size="12" font-family="sans-serif" role="img" aria-label="latency of each request">${parts.join('')}</svg>`;
 }
 
+/** How many responses said each X-Cache verdict (MISS, HIT, STALE; `none` for no header), in the order of {@link colours}. */
+function verdictCounts(rows) {
+  const counts = Object.fromEntries(Object.keys(colours).map((name) => [name, 0]));
+  for (const r of rows) counts[Object.hasOwn(colours, r.xCache) ? r.xCache : 'none']++;
+  return counts;
+}
+
 const pageRuns = [];
 
 /** Fetches every listed page, one after another, and redraws the panel. */
@@ -218,15 +230,126 @@ async function press(button) {
     const answeredBy = [...new Set(rows.map((r) => r.worker))].sort().join(' and ');
     box.dataset.builds = String(builds.length);
     box.dataset.builder = workers;
-    const misses = rows.filter((r) => r.xCache === 'MISS').length;
+    const verdicts = verdictCounts(rows);
+    const counted = Object.entries(verdicts)
+      .filter(([, n]) => n > 0)
+      .map(([name, n]) => `${n} ${name === 'none' ? 'without X-Cache' : name}`)
+      .join(', ');
+    const attributes = Object.entries(verdicts)
+      .map(([name, n]) => `data-${name.toLowerCase()}="${n}"`)
+      .join(' ');
     const sorted = rows.map((r) => r.ms).sort((a, b) => a - b);
-    verdict = `<p class="verdict" data-builds="${builds.length}" data-requests="${rows.length}">
+    verdict = `<p class="verdict" data-builds="${builds.length}" data-requests="${rows.length}" ${attributes}>
 ${builds.length} build${builds.length === 1 ? '' : 's'} for ${rows.length} requests to <code>${esc(url)}</code>${workers ? `, built by worker ${esc(workers)}` : ''};
-answered by worker${answeredBy.includes(' and ') ? 's' : ''} ${esc(answeredBy)}. X-Cache: ${misses} MISS, ${rows.length - misses} HIT.
+answered by worker${answeredBy.includes(' and ') ? 's' : ''} ${esc(answeredBy)}. X-Cache: ${counted}.
 Latency: fastest ${Math.round(sorted[0])} ms, median ${Math.round(sorted[sorted.length >> 1])} ms, slowest ${Math.round(sorted.at(-1))} ms.</p>`;
   }
   box.innerHTML = `${verdict}${strip([{ name: button.id, rows }])}<details><summary>every request</summary>${table(rows)}</details>`;
   box.dataset.state = 'done';
+}
+
+/** 1,234,567 B as 1.2 MiB; bytes() for the smaller. */
+function bigBytes(n) {
+  return n < 1024 * 1024 ? bytes(n) : `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** A percentage with one decimal (<0.1% rather than a 0.0% that is not nothing), or – when there is nothing to divide by. */
+function percent(ratio) {
+  if (ratio === null || !Number.isFinite(ratio)) return '–';
+  return ratio > 0 && ratio < 0.001 ? '<0.1%' : `${(ratio * 100).toFixed(1)}%`;
+}
+
+const shownCounters = new Map();
+
+/** One number in a `tag`, named by `data-counter` for tests, marked when it changed since the last poll. */
+function counter(tag, name, value, text = value.toLocaleString('en-US')) {
+  const changed = shownCounters.has(name) && shownCounters.get(name) !== value;
+  shownCounters.set(name, value);
+  return `<${tag} class="num${changed ? ' changed' : ''}" data-counter="${esc(name)}" data-value="${esc(value ?? '')}">${esc(text)}</${tag}>`;
+}
+
+const counterCell = (name, value, text) => counter('td', name, value, text);
+
+/** A small table of named counters: one header row, one row of values. */
+function counterTable(caption, prefix, entries) {
+  return `<table><caption>${esc(caption)}</caption><thead><tr>${entries.map(([, label]) => `<th>${esc(label)}</th>`).join('')}</tr></thead>
+<tbody><tr>${entries.map(([key, , value]) => counterCell(`${prefix}.${key}`, value)).join('')}</tr></tbody></table>`;
+}
+
+/** One content coding's row: responses, bytes before coding and as sent, and the difference saved. */
+function codingRow(k) {
+  const saved = `${bigBytes(k.saved)} (${percent(k.bytesIn > 0 ? k.saved / k.bytesIn : null)})`;
+  return `<tr data-coding="${esc(k.coding)}"><td>${esc(k.coding)}</td>${counterCell(`codings.${k.coding}.responses`, k.responses)}
+<td class="num">${bigBytes(k.bytesIn)}</td><td class="num">${bigBytes(k.bytesOut)}</td>${counterCell(`codings.${k.coding}.saved`, k.saved, saved)}</tr>`;
+}
+
+/** Draws what /api/stats answered: both workers' `mw.stats()` summed (examples/demo/metrics.ts). */
+function drawCounters(c) {
+  const r = c.requests;
+  const head = `<p class="counters-head">Hit ratio ${counter('strong', 'hitRatio', c.hitRatio, percent(c.hitRatio))}:
+fresh hits over every request that went through <code>ctx.bufferIsCached()</code>
+(${r.hit.toLocaleString('en-US')} of ${r.total.toLocaleString('en-US')}; stale and collapsed answers count in the total, not as hits).
+${c.answered} of ${c.workers} workers answered.</p>`;
+  const requests = counterTable('requests, by outcome', 'requests', [
+    ['hit', 'hit', r.hit],
+    ['stale', 'stale', r.stale],
+    ['staleOnError', 'stale on error', r.staleOnError],
+    ['collapsed', 'collapsed', r.collapsed],
+    ['failed', 'failed', r.failed],
+    ['miss', 'miss', r.miss],
+    ['bypass', 'bypass', r.bypass],
+    ['total', 'total', r.total],
+  ]);
+  const builds = counterTable('builds', 'builds', [
+    ['started', 'started', c.builds.started],
+    ['failed', 'failed', c.builds.failed],
+    ['timedOut', 'timed out', c.builds.timedOut],
+  ]);
+  const waiters = counterTable("waiters for another request's build", 'waiters', [
+    ['waited', 'waited', c.waiters.waited],
+    ['woken', 'woken', c.waiters.woken],
+    ['refused', 'refused (503)', c.waiters.refused],
+  ]);
+  const codings = c.codings.map(codingRow).join('');
+  const savedTable = `<table><caption>bytes saved per coding (before coding − as sent)</caption>
+<thead><tr><th>coding</th><th>responses</th><th>before</th><th>sent</th><th>saved</th></tr></thead>
+<tbody>${codings || '<tr><td colspan="5">no response yet</td></tr>'}</tbody></table>`;
+  const budgets = c.budgets
+    .map(
+      (b) => `<div class="bar-row" data-budget="${esc(b.name)}" data-full="${b.full ?? ''}">
+<span>${esc(b.name)}</span>
+<span class="bar-track"><span class="bar-wire" style="width:${b.full === null ? 0 : Math.max(Math.min(b.full * 100, 100), b.bytes > 0 ? 0.5 : 0).toFixed(1)}%"></span></span>
+<span>${bigBytes(b.bytes)} of ${b.limit > 0 ? bigBytes(b.limit) : 'no limit'} (${percent(b.full)})</span>
+</div>`,
+    )
+    .join('');
+  const box = document.getElementById('dashboard-counters');
+  box.innerHTML = `${head}<div class="counter-tables">${requests}${builds}${waiters}</div>${savedTable}
+<h4>Memory budgets: bytes held against their limit, both workers' budgets added up</h4>${budgets}`;
+  box.dataset.polls = String(Number(box.dataset.polls ?? 0) + 1);
+  box.dataset.state = 'live';
+}
+
+/** Asks for the counters every `everyMs`, while the page is visible; a failed poll is said and retried. */
+async function pollCounters() {
+  const box = document.getElementById('dashboard-counters');
+  for (;;) {
+    if (!document.hidden) {
+      try {
+        const response = await fetch(config.counters.path, askServer);
+        if (!response.ok) throw new Error(`${response.status} ${(await response.json()).error ?? ''}`);
+        drawCounters(await response.json());
+      } catch (error) {
+        box.dataset.state = 'error';
+        box.querySelector('.counters-error')?.remove();
+        box.insertAdjacentHTML(
+          'afterbegin',
+          `<p class="counters-error">Could not read the counters: ${esc(error)}</p>`,
+        );
+      }
+    }
+    await sleep(config.counters.everyMs);
+  }
 }
 
 for (const element of panel.querySelectorAll('button[data-action]')) {
@@ -238,4 +361,5 @@ for (const element of panel.querySelectorAll('button[data-action]')) {
   });
 }
 
+void pollCounters();
 await refresh();

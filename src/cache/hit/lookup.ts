@@ -12,6 +12,7 @@ import { bounded, boundedAnswer } from '../../base/bounded.ts';
 import type { Forward } from '../cache-status.ts';
 import { decodeEntry, encodeEntryInSlices, isFresh, readEntry, type CacheEntry } from '../entry.ts';
 import { encodeMarker, readMarker } from '../hit-for-miss.ts';
+import { readVaryMarker, type VaryMarker } from '../vary-marker.ts';
 import type { PurgeBook } from '../purge/book.ts';
 import { countFailure, type Backend, type CallCounts } from '../../base/stats.ts';
 import { storeChannel, tracedEnd, tracedStart, type CallMessage } from '../../base/channels.ts';
@@ -45,15 +46,20 @@ export interface Slot {
  * What a lookup found; `at` is the time the entry was found fresh (or stale) at.
  * `stale`: past its TTL, within its stale-while-revalidate window.
  * A miss may carry a `fallback`: an entry past its TTL, within its
- * stale-if-error window, answered if the build fails.
+ * stale-if-error window, answered if the build fails; and the entry to
+ * `revalidate`: one past its TTL with an ETag or Last-Modified of the
+ * application's, whose build asks the action whether it still holds.
  * `pass`: a hit-for-miss marker (../hit-for-miss.ts): the key's last build
  * could not be stored, for this reason; the request runs the action alone.
+ * `vary`: the page varies beyond the key (../vary-marker.ts): the request
+ * looks up its variant.
  */
 export type Lookup =
   | { readonly found: CacheEntry; readonly at: number }
   | { readonly stale: CacheEntry; readonly at: number }
-  | { readonly miss: Forward; readonly fallback?: CacheEntry }
+  | { readonly miss: Forward; readonly fallback?: CacheEntry | undefined; readonly revalidate?: CacheEntry | undefined }
   | { readonly pass: string }
+  | { readonly vary: VaryMarker }
   | { readonly error: unknown };
 
 /**
@@ -144,8 +150,10 @@ function judge(slot: Slot, value: unknown, now: number): Lookup | Promise<Lookup
   if (typeof entry === 'string') {
     // Not an entry: a hit-for-miss marker, or damage. Looked for only here, so a hit pays nothing for markers.
     const marker = readMarker(value);
-    if (marker === undefined) return damaged(slot, entry, now);
-    return marker.expires > now ? { pass: marker.reason } : { miss: 'miss' };
+    if (marker !== undefined) return marker.expires > now ? { pass: marker.reason } : { miss: 'miss' };
+    const vary = readVaryMarker(value);
+    if (vary !== undefined) return vary.expires > now ? { vary } : { miss: 'miss' };
+    return damaged(slot, entry, now);
   }
   // The one comparison a fresh hit pays for the stale windows: they are looked at only past the TTL.
   if (!isFresh(entry, now)) return pastTtl(slot, entry, now);
@@ -153,13 +161,25 @@ function judge(slot: Slot, value: unknown, now: number): Lookup | Promise<Lookup
   return checked(slot, entry, now, { found: entry, at: now });
 }
 
-/** An entry past its TTL: stale within its stale-while-revalidate window, a fallback within its stale-if-error one. */
+/**
+ * An entry past its TTL: stale within its stale-while-revalidate window, a
+ * fallback within its stale-if-error one; either way, and past both, the
+ * entry its rebuild revalidates when it has the application's validator.
+ */
 function pastTtl(slot: Slot, entry: CacheEntry, now: number): Lookup | Promise<Lookup> {
   if (entry.created < slot.notBefore) return { miss: 'stale' };
   const over = now - entry.expires;
   if (over < (entry.staleWhileRevalidate ?? 0)) return checked(slot, entry, now, { stale: entry, at: now });
-  if (over < (entry.staleIfError ?? 0)) return checked(slot, entry, now, { miss: 'stale', fallback: entry });
-  return { miss: 'stale' };
+  const revalidate = hasValidator(entry) ? entry : undefined;
+  const fallback = over < (entry.staleIfError ?? 0) ? entry : undefined;
+  if (fallback === undefined && revalidate === undefined) return { miss: 'stale' };
+  // A purged entry, or one older than the code, is neither answered nor revalidated: a 304 would bring it back.
+  return checked(slot, entry, now, { miss: 'stale', fallback, revalidate });
+}
+
+/** True when the entry carries a validator of the application's (entries hold no generated one). */
+export function hasValidator(entry: CacheEntry): boolean {
+  return entry.headers.etag !== undefined || entry.headers['last-modified'] !== undefined;
 }
 
 /**

@@ -32,10 +32,28 @@ export function replayEntry(ctx: Context, visit: { replayed: boolean }, entry: C
   // A header this request already carries (set by an outer middleware for every request: a request id,
   // CORS) is this request's own; the entry's copy is the builder's instance of it.
   for (const name in entry.headers) if (!res.hasHeader(name)) res.setHeader(name, entry.headers[name]!);
+  // How long the answer has been in a cache (RFC 9111 5.1), so no cache downstream keeps it past its lifetime.
+  res.setHeader('age', String(ageOf(entry, Date.now())));
   // Lower case, as the entry's names are: Node lowercases every name it is given, and only such a name costs it nothing.
   res.setHeader('x-cache', 'HIT');
   // After the headers: Koa gives a Buffer body a binary Content-Type only when none is set.
   setBufferBody(ctx, entry.body);
+}
+
+/** The largest Age a cache may send (RFC 9111 1.2.2: 2^31 seconds stands for "longer"). */
+const ageMax = 2 ** 31;
+
+/**
+ * The entry's age in whole seconds at `now`: the Age the response carried
+ * when it was stored (from a cache upstream, or the action's own), plus the
+ * time it has spent in this cache (RFC 9111 4.2.3, with no response delay:
+ * the action's response is made in this process).
+ */
+export function ageOf(entry: CacheEntry, now: number): number {
+  const given = entry.headers.age;
+  const initial = typeof given === 'string' && /^\d+$/.test(given.trim()) ? Number(given.trim()) : 0;
+  const resident = Math.max(0, Math.floor((now - entry.created) / 1000));
+  return Math.min(ageMax, initial + resident);
 }
 
 /**

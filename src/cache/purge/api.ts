@@ -47,7 +47,7 @@ function hasControl(text: string): boolean {
 export function purgeMethods(runtime: CacheRuntime, messages: Messages): PurgeMethods {
   return {
     purge: async (url, options) => {
-      const ids = urlIds(url, options?.host, messages);
+      const ids = urlIds(url, options?.host, messages, runtime.namespace);
       runtime.log.stats.purges.url++;
       if (purgeChannel.hasSubscribers) purgeChannel.publish({ kind: 'url', target: url } satisfies PurgeMessage);
       await runtime.purge(ids);
@@ -67,7 +67,7 @@ export function purgeMethods(runtime: CacheRuntime, messages: Messages): PurgeMe
 }
 
 /** The record id of a URL on one host, or on every host. */
-function urlIds(url: unknown, host: unknown, messages: Messages): string[] {
+export function urlIds(url: unknown, host: unknown, messages: Messages, namespace: string): string[] {
   if (typeof url !== 'string' || hasControl(url))
     throw new BufferOptionError('purge_url', { url: JSON.stringify(url) ?? String(url) }, messages);
   let path = url;
@@ -84,8 +84,8 @@ function urlIds(url: unknown, host: unknown, messages: Messages): string[] {
     path = parsed.pathname + parsed.search;
     onHost ??= parsed.host;
   }
-  if (onHost === undefined) return [pathId(path)];
+  if (onHost === undefined) return [pathId(namespace, path)];
   if (typeof onHost !== 'string' || onHost === '' || hasControl(onHost))
     throw new BufferOptionError('purge_host', { host: JSON.stringify(onHost) ?? String(onHost) }, messages);
-  return [urlId(onHost.toLowerCase(), path)];
+  return [urlId(namespace, onHost.toLowerCase(), path)];
 }

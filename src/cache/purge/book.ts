@@ -21,6 +21,7 @@
  * that is evicted becomes a purge of everything up to its time: more misses,
  * never a purged page served.
  */
+import { appIdentity } from '../../base/app-identity.ts';
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { EntryOrigin } from '../entry.ts';
@@ -46,20 +47,21 @@ interface OwnPurge {
   readonly sequence: number;
 }
 
-/** The application, as the cache key names it: two apps sharing a store purge their own URLs. */
-const app = process.argv[1] ?? '';
-
 /** An id: the MD5 hex of what it names, so every id is 32 bytes whatever the URL. */
 const digest = (named: string): string => createHash('md5').update(named, 'utf8').digest('hex');
 
-/** The id of a URL's records on one host. */
-export function urlId(host: string, path: string): string {
-  return digest(`u\n${app}\n${host}\n${path}`);
+/**
+ * The id of a URL's records on one host, in the application's namespace as
+ * the cache key names it: two apps sharing a store purge their own URLs, and
+ * one app's hosts and releases purge each other's.
+ */
+export function urlId(namespace: string, host: string, path: string): string {
+  return digest(`u\n${namespace}\n${host}\n${path}`);
 }
 
-/** The id of a URL's records on every host. */
-export function pathId(path: string): string {
-  return digest(`p\n${app}\n${path}`);
+/** The id of a URL's records on every host, in the application's namespace. */
+export function pathId(namespace: string, path: string): string {
+  return digest(`p\n${namespace}\n${path}`);
 }
 
 /** The id of a tag's records (tags span the store: every app sharing it). */
@@ -127,6 +129,7 @@ export class PurgeBook {
   #polling = false;
   readonly #timer: NodeJS.Timeout | undefined;
   readonly #seenAfter: (seconds: number) => void;
+  readonly #namespace: string;
   /** The generations this process wrote: reading one back is not another process's purge. */
   readonly #written = new Set<string>();
 
@@ -138,6 +141,7 @@ export class PurgeBook {
    * @param bound - runs one store call within `cacheStoreTimeout`: a store that hangs must not hang every lookup
    *   waiting for the first read of the generation, nor pile up reads of it
    * @param seenAfter - told, in seconds, how long after it was made another process's purge was seen here
+   * @param namespace - the application's namespace (the `cacheNamespace` option), which URL ids carry
    */
   constructor(
     store: CacheStore,
@@ -146,7 +150,9 @@ export class PurgeBook {
     onPurge: () => void,
     bound: (call: () => unknown) => Promise<unknown>,
     seenAfter: (seconds: number) => void = () => undefined,
+    namespace: string = appIdentity,
   ) {
+    this.#namespace = namespace;
     this.#store = store;
     this.#seenAfter = seenAfter;
     this.#bound = bound;
@@ -270,7 +276,11 @@ export class PurgeBook {
   #idsOf(origin: EntryOrigin): readonly string[] {
     let ids = this.#ids.get(origin);
     if (ids === undefined) {
-      ids = [urlId(origin.host, origin.path), pathId(origin.path), ...origin.tags.map(tagId)];
+      ids = [
+        urlId(this.#namespace, origin.host, origin.path),
+        pathId(this.#namespace, origin.path),
+        ...origin.tags.map(tagId),
+      ];
       this.#ids.set(origin, ids);
     }
     return ids;

@@ -2,7 +2,9 @@
  * Turns the `cache` option into a store: `true`, a `sqlite:` or `redis://`
  * URL string, or a store object given as is.
  */
+import { createRequire } from 'node:module';
 import { resolve as resolvePath } from 'node:path';
+import { errorText, shownValue } from '../../base/describe.ts';
 import { BufferOptionError } from '../../base/errors.ts';
 import type { Messages } from '../../base/messages.ts';
 import { isCacheStore, type CacheStore } from '../../base/store.ts';
@@ -60,12 +62,57 @@ export function resolveStore(
       try {
         return new RedisStore({ url: option });
       } catch (error) {
-        if (error instanceof TypeError) throw new BufferOptionError('option_cache', {}, messages);
+        if (error instanceof TypeError) throw notACache(option, messages);
         throw error;
       }
     }
   }
-  throw new BufferOptionError('option_cache', {}, messages);
+  throw notACache(option, messages);
+}
+
+/** The error for a `cache` value that names no store, showing it without a password it may hold. */
+const notACache = (option: unknown, messages: Messages | undefined): BufferOptionError =>
+  new BufferOptionError('option_cache', { name: 'cache', value: shownValue(option) }, messages);
+
+/** The package each URL form of the `cache` option is driven by, loaded by its store (sqlite.ts, redis.ts). */
+export function driverOf(option: string): 'better-sqlite3' | 'ioredis' | undefined {
+  if (/^sqlite:/i.test(option)) return 'better-sqlite3';
+  if (/^rediss?:\/\//i.test(option)) return 'ioredis';
+  return undefined;
+}
+
+// Resolved from this directory, as the stores beside this file resolve their drivers.
+const requireHere = createRequire(import.meta.url);
+
+/**
+ * Makes sure the driver of a `cache` URL is installed and loads, when
+ * `buffer()` runs. The store itself is opened on first use, so that a
+ * `redis://` store does not connect, nor a SQLite file appear, before a
+ * request needs one; but a missing driver found then only cost a log line,
+ * and the application ran with no cache at all, which is not what its
+ * configuration says. Loading the driver has no effect beyond the process
+ * (it opens and connects nothing), and a native one (better-sqlite3) built
+ * for another Node.js fails here too, rather than at the first request.
+ *
+ * @param option - the `cache` option as `buffer()` resolved it
+ * @throws BufferOptionError `option_cache_driver` when the package is not installed,
+ *   `option_cache_driver_broken` when it is and does not load
+ */
+export function checkDriver(option: unknown, messages?: Messages): void {
+  if (typeof option !== 'string') return;
+  const name = driverOf(option);
+  if (name === undefined) return;
+  const args = { name: 'cache', value: shownValue(option), package: name };
+  try {
+    requireHere.resolve(name);
+  } catch {
+    throw new BufferOptionError('option_cache_driver', args, messages);
+  }
+  try {
+    requireHere(name);
+  } catch (error) {
+    throw new BufferOptionError('option_cache_driver_broken', { ...args, error: errorText(error) }, messages);
+  }
 }
 
 /** The byte budget of the in-memory store by default: 64 MiB. */

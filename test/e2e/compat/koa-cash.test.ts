@@ -32,6 +32,14 @@ function lruStore(c: LRUCache<string, object>) {
   };
 }
 
+/**
+ * The cache entries in `c` (difference: a successful POST also records the purge of its URL, as RFC 9111
+ * 4.4 asks of a shared cache; those records, `buffer:purge:…`, are not entries).
+ */
+function entries(c: LRUCache<string, object>): number {
+  return [...c.keys()].filter((key) => !key.startsWith('buffer:purge:')).length;
+}
+
 /** An app whose action counts its runs; the store is an lru-cache, as in the original suite. */
 async function app(t: Parameters<typeof serve>[0], action: (ctx: Context) => void, options: BufferOptions = {}) {
   const c = new LRUCache<string, object>({ max: 100 });
@@ -161,7 +169,7 @@ test('when not cached when the method is POST should not cache the response', as
   const response = await server.request('/', { method: 'POST' });
   t.is(response.body.toString(), 'lol');
   t.is(response.status, 200);
-  t.is(c.size, 0);
+  t.is(entries(c), 0);
 });
 
 test('when not cached when the response code is not 200 should not cache the response', async (t) => {
@@ -172,7 +180,7 @@ test('when not cached when the response code is not 200 should not cache the res
   const response = await server.request('/', { method: 'POST' });
   t.is(response.body.toString(), 'lol');
   t.is(response.status, 201);
-  t.is(c.size, 0);
+  t.is(entries(c), 0);
 });
 
 const date = Math.round(Date.now() / 1000);

@@ -1,8 +1,9 @@
 /**
  * The demo panel's stale-while-revalidate button in a real browser (Debian's
  * chromium through playwright-core): once /stale is past its fresh seconds,
- * the ten requests the button sends are all answered stale, and the build
- * log, the truth the panel reads, grows by one build for all of them.
+ * the ten requests the button sends are all answered stale, counted and
+ * drawn as STALE, and the build log, the truth the panel reads, grows by one
+ * build for all of them.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -61,6 +62,26 @@ serial(
     );
     const verdict = page.locator('[data-result="stale"] .verdict');
     t.is(await verdict.getAttribute('data-requests'), '10');
+    // STALE is a verdict of its own: not counted as HIT, not drawn as a response without X-Cache.
+    t.deepEqual(
+      [
+        await verdict.getAttribute('data-stale'),
+        await verdict.getAttribute('data-hit'),
+        await verdict.getAttribute('data-miss'),
+      ],
+      ['10', '0', '0'],
+    );
+    t.regex(await verdict.innerText(), /X-Cache: 10 STALE\./);
+    const dots = page.locator('[data-result="stale"] svg circle');
+    const fills = await dots.evaluateAll((circles) => circles.map((c) => c.getAttribute('fill')));
+    t.is(fills.length, 10);
+    const legend = await page.locator('[data-result="stale"] .legend').innerHTML();
+    const staleColour = /<span style="background:(#[0-9a-f]{6})"><\/span>STALE/.exec(legend)?.[1];
+    t.truthy(staleColour, `the legend names STALE: ${legend}`);
+    t.true(
+      fills.every((fill) => fill === staleColour),
+      `every dot in the STALE colour ${staleColour}: ${fills.join(' ')}`,
+    );
     await sleep(1500); // the background refresh builds for a second
     t.is(staleBuilds().length, 2, 'one more build for all ten');
   },

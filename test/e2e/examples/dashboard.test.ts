@@ -3,7 +3,8 @@
  * playwright-core): the demo runs as `npm start` runs it, the page's own
  * script fetches every listed URL, and what the panel shows is checked
  * against what the browser sent, what the server sends to the same request
- * over plain HTTP, and the report's build log.
+ * over plain HTTP, and the report's build log; its counters of both workers
+ * against /api/stats and the requests the test makes.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -166,3 +167,83 @@ serial(`/api/builds lists the builds of one URL from the log, and refuses a miss
   t.false(Number.isNaN(Date.parse(builds[0]!.at)));
   t.is(report.headers['cache-control'], 'no-store');
 });
+
+/** The number a counter of the panel shows, as its data-value says. */
+async function shown(name: string): Promise<number> {
+  return Number(await page.locator(`#dashboard-counters [data-counter="${name}"]`).getAttribute('data-value'));
+}
+
+/** Waits until the panel's poll shows `value` for the counter `name`; throws after 10 seconds. */
+async function waitForCounter(name: string, value: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while ((await shown(name)) !== value) {
+    if (Date.now() > deadline) throw new Error(`the panel still shows ${name} = ${await shown(name)}, not ${value}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+serial(
+  `the counters panel shows both workers' stats summed, and they visibly change after requests${skipped}`,
+  async (t) => {
+    const box = page.locator('#dashboard-counters');
+    await page.waitForSelector('#dashboard-counters[data-state="live"]', { timeout: 10_000 });
+    t.regex(await box.innerText(), /2 of 2 workers answered/);
+
+    // What the panel shows is what /api/stats says (nothing else runs between the two reads).
+    const port = Number(new URL(demo!.base).port);
+    const api = JSON.parse(decode(await rawRequest(port, '/api/stats')).toString('utf8')) as {
+      requests: Record<string, number>;
+      builds: { started: number };
+    };
+    await waitForCounter('requests.total', api.requests.total!);
+    const before = {
+      hit: await shown('requests.hit'),
+      miss: await shown('requests.miss'),
+      total: await shown('requests.total'),
+      builds: await shown('builds.started'),
+    };
+    t.deepEqual(before, {
+      hit: api.requests.hit,
+      miss: api.requests.miss,
+      total: api.requests.total,
+      builds: api.builds.started,
+    });
+    t.true(before.builds >= 2, `the panel's own report and stampede builds are counted (${before.builds})`);
+
+    // A cold report: a miss that builds it, then a hit, on whichever workers.
+    const path = `/report?counters=${Date.now()}`;
+    t.is((await rawRequest(port, path)).headers['x-cache'], 'MISS');
+    t.is((await rawRequest(port, path)).headers['x-cache'], 'HIT');
+    // A poll made between the two requests may be drawn after them: wait for one that counts both.
+    await waitForCounter('requests.total', before.total + 2);
+    t.is(await shown('requests.hit'), before.hit + 1, 'one more hit');
+    t.is(await shown('requests.miss'), before.miss + 1, 'one more miss');
+    t.is(await shown('builds.started'), before.builds + 1, 'one more build');
+    t.is(
+      await box.locator('[data-counter="builds.started"]').innerText(),
+      String(before.builds + 1),
+      'the new count is on the screen',
+    );
+    const ratio = ((before.hit + 1) / (before.total + 2)) * 100;
+    t.is(
+      await box.locator('[data-counter="hitRatio"]').innerText(),
+      `${ratio.toFixed(1)}%`,
+      'hit ratio: fresh hits over every request through bufferIsCached()',
+    );
+    t.is(await shown('waiters.waited'), await shown('waiters.woken'), 'every waiter was woken by its build');
+    t.is(await shown('waiters.refused'), 0);
+
+    const saved = await box
+      .locator('[data-counter$=".saved"]')
+      .evaluateAll((cells) => cells.map((cell) => Number(cell.getAttribute('data-value'))));
+    t.true(
+      saved.some((n) => n > 0),
+      `some coding saved bytes: ${saved.join(', ')}`,
+    );
+    t.regex(
+      await box.locator('[data-budget="memo"]').innerText(),
+      /of 128\.0 MiB/,
+      "the memory cache's budget, both workers' 64 MiB",
+    );
+  },
+);

@@ -69,6 +69,12 @@ test.serial('on start it prints where it serves, where the data is, and one curl
   await demo.child.waitForLine((line) => line.trim() === capabilities.at(-1)!.curl(demo.base), 'the last curl line');
   const lines = demo.child.lines.map((line) => line.trim());
   t.true(lines.includes(`data directory: ${demo.dataDir}`), 'the data directory is printed');
+  t.true(
+    lines.includes(
+      `metrics of both workers, summed: ${demo.base}/metrics (Prometheus text), ${demo.base}/api/stats (JSON)`,
+    ),
+    'where /metrics is served is printed',
+  );
   for (const capability of capabilities)
     t.true(lines.includes(capability.curl(demo.base)), `a curl line for ${capability.name}`);
   t.is(
@@ -283,6 +289,87 @@ test.serial('both workers answer requests', (t) => {
     'X-Worker named each of the two printed worker pids',
   );
 });
+
+/** The value of one sample line of Prometheus text, e.g. `koa_buffer_requests_total{outcome="hit"}`. */
+function sample(metrics: string, line: string): number {
+  const found = new RegExp(`^${line.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(metrics);
+  return found ? Number(found[1]) : NaN;
+}
+
+interface Counters {
+  workers: number;
+  answered: number;
+  requests: Record<string, number>;
+  hitRatio: number | null;
+  builds: { started: number };
+  codings: Array<{ coding: string; responses: number; bytesIn: number; bytesOut: number; saved: number }>;
+  budgets: Array<{ name: string; bytes: number; limit: number; full: number | null }>;
+}
+
+test.serial(
+  '/metrics and /api/stats answer for both workers, whichever takes the request, and are not counted',
+  async (t) => {
+    const answeredBy = new Set<string>();
+    const scrape = async (): Promise<string> => {
+      const response = await get('/metrics');
+      answeredBy.add(response.headers['x-worker']!);
+      t.is(response.status, 200);
+      t.is(response.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
+      t.is(response.headers['cache-control'], 'no-store');
+      return text(response);
+    };
+    const stats = async (): Promise<Counters> => {
+      const response = await get('/api/stats');
+      answeredBy.add(response.headers['x-worker']!);
+      t.is(response.status, 200);
+      t.is(response.headers['content-type'], 'application/json; charset=utf-8');
+      return JSON.parse(text(response)) as Counters;
+    };
+
+    const seen: Array<{ metrics: string; counters: Counters }> = [];
+    // Connections go round-robin to the workers: a few pairs reach both.
+    for (let i = 0; i < 4; i++) seen.push({ metrics: await scrape(), counters: await stats() });
+    t.is(answeredBy.size, 2, 'both workers answered');
+    const first = seen[0]!;
+    for (const { metrics, counters } of seen) {
+      t.is(sample(metrics, 'koa_buffer_cluster_workers{answered="true"}'), 2, 'every scrape has both workers');
+      t.is(counters.answered, 2);
+      t.is(counters.workers, 2);
+      t.deepEqual(counters.requests, first.counters.requests, 'scrapes and polls are not requests through the cache');
+      t.deepEqual(counters.codings, first.counters.codings, 'nor responses counted by coding');
+    }
+
+    const { metrics, counters } = first;
+    const outcome = (name: string): number => sample(metrics, `koa_buffer_requests_total{outcome="${name}"}`);
+    t.is(counters.requests.hit, outcome('hit'));
+    t.is(counters.requests.miss, outcome('miss'));
+    t.is(counters.requests.collapsed, outcome('collapsed'));
+    t.true(counters.requests.miss! >= 5, `the earlier tests' builds are counted (${counters.requests.miss} misses)`);
+    t.is(
+      counters.hitRatio,
+      counters.requests.hit! / counters.requests.total!,
+      'the hit ratio is hits over every outcome',
+    );
+    t.is(counters.builds.started, sample(metrics, 'koa_buffer_builds_started_total'));
+    const br = counters.codings.find((c) => c.coding === 'br')!;
+    t.is(br.saved, br.bytesIn - br.bytesOut);
+    t.true(br.saved > 0, 'br saved bytes');
+    const memo = counters.budgets.find((b) => b.name === 'memo')!;
+    t.is(memo.limit, sample(metrics, 'koa_buffer_budget_limit_bytes{budget="memo"}'), 'both workers’ limits added up');
+    t.is(memo.full, memo.bytes / memo.limit);
+
+    // A hit while the report's 30 seconds last; a slow machine may have outlived them: then a miss.
+    const report = await get('/report');
+    const outcomeOf = report.headers['x-cache'] === 'HIT' ? 'hit' : 'miss';
+    const after = await stats();
+    t.is(
+      after.requests[outcomeOf],
+      counters.requests[outcomeOf]! + 1,
+      `a request on either worker is counted in the sum (X-Cache: ${report.headers['x-cache']})`,
+    );
+    t.is(after.requests.total, counters.requests.total! + 1);
+  },
+);
 
 test.serial('SIGTERM lets the request under way finish, stops both workers, and the primary exits 0', async (t) => {
   const before = new Set(lockFiles());

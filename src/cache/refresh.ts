@@ -15,17 +15,24 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Context, Middleware } from 'koa';
+import type { CacheEntry } from './entry.ts';
 import type { CacheRuntime } from './runtime.ts';
 
-/** Marks the refresh's own request; its value is the key to rebuild. */
-export const revalidationKey = Symbol('koa-buffer revalidation');
+/** Marks the refresh's own request; its value is the key to rebuild and the stale entry that was answered. */
+const refreshKey = Symbol('koa-buffer refresh');
+
+/** What a refresh rebuilds: the key, and the stale entry its build may revalidate rather than render again. */
+export interface Refresh {
+  readonly key: string;
+  readonly entry: CacheEntry;
+}
 
 /** A Node.js request that may be a refresh's own. */
-type MaybeRevalidation = IncomingMessage & { [revalidationKey]?: string };
+type MaybeRefresh = IncomingMessage & { [refreshKey]?: Refresh };
 
-/** The key a refresh rebuilds, when `ctx` is a refresh's own request. */
-export function revalidatedKey(ctx: Context): string | undefined {
-  return (ctx.req as MaybeRevalidation)[revalidationKey];
+/** What a refresh rebuilds, when `ctx` is a refresh's own request. */
+export function refreshOf(ctx: Context): Refresh | undefined {
+  return (ctx.req as MaybeRefresh)[refreshKey];
 }
 
 /** Request headers the refresh does not repeat. */
@@ -60,15 +67,16 @@ const notRepeated = new Set([
  * @param ctx - the visitor's request, answered stale
  * @param runtime - the middleware's cache
  * @param key - the stale entry's key
+ * @param entry - the stale entry
  */
-export function revalidate(ctx: Context, runtime: CacheRuntime, key: string): void {
+export function revalidate(ctx: Context, runtime: CacheRuntime, key: string, entry: CacheEntry): void {
   if (runtime.revalidating.has(key) || runtime.table.has(key)) return;
   runtime.revalidating.add(key);
   runtime.log.debug('log_revalidating', { key });
   const failed = (error: unknown): void => runtime.log.error('log_revalidate_failed', { key, error: error });
-  let request: MaybeRevalidation;
+  let request: MaybeRefresh;
   try {
-    request = refreshRequest(ctx, key);
+    request = refreshRequest(ctx, { key, entry });
   } catch (error) {
     runtime.revalidating.delete(key);
     return failed(error);
@@ -86,9 +94,9 @@ export function revalidate(ctx: Context, runtime: CacheRuntime, key: string): vo
  * its HTTP version (Koa takes an HTTP/2 request's host from `:authority`) and
  * a socket that says what the visitor's said, read now while it is open.
  */
-function refreshRequest(ctx: Context, key: string): MaybeRevalidation {
+function refreshRequest(ctx: Context, refresh: Refresh): MaybeRefresh {
   const visitor = ctx.req;
-  const request: MaybeRevalidation = new IncomingMessage(replayedSocket(visitor.socket as Socket | null));
+  const request: MaybeRefresh = new IncomingMessage(replayedSocket(visitor.socket as Socket | null));
   request.method = 'GET';
   request.url = ctx.originalUrl;
   request.httpVersion = visitor.httpVersion;
@@ -112,7 +120,7 @@ function refreshRequest(ctx: Context, key: string): MaybeRevalidation {
     if (typeof value === 'string') Object.defineProperty(request, name, { value, enumerable: true });
   }
   request.push(null); // a GET has no body
-  request[revalidationKey] = key;
+  request[refreshKey] = refresh;
   return request;
 }
 
