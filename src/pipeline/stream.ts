@@ -30,6 +30,7 @@ import { stat } from 'node:fs/promises';
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Context } from 'koa';
+import { storeStream, type CacheFacts } from '../cache/seam.ts';
 import type { ResolvedOptions } from '../config/options.ts';
 import { zstdLib } from '../http/codings.ts';
 import { isGetOrHead, responseHeader } from '../http/headers.ts';
@@ -41,6 +42,7 @@ import type { Shared } from './work.ts';
 import type { Coding } from '../http/negotiate.ts';
 import { chooseCoding, compressible, type Choice } from './coding.ts';
 import { notModifiedNow } from './conditional.ts';
+import type { RequestState } from './state.ts';
 
 /** The streaming zstd compressor; zstd is chosen only when zstd-napi loaded (http/codings.ts). */
 function zstdStream(level: number): Transform {
@@ -53,6 +55,10 @@ export interface StreamResponse {
   readonly options: ResolvedOptions;
   /** Bare, lowercased media type. */
   readonly type: string;
+  /** What the cache said of this request; undefined when it never reached a key. */
+  readonly cache: CacheFacts | undefined;
+  /** The request's pipeline state (the tag header taken off the response). */
+  readonly state: RequestState;
 }
 
 /** What the stat of a file stream says: koa-etag's weak tag, and the file's identity for the memo. */
@@ -169,6 +175,8 @@ export async function respondWithStream(stream: Readable, response: StreamRespon
   if (flowing) stream.pause();
   const { coding, reason } = streamCoding(response);
   const validated = ctx.response.status === 200 && isGetOrHead(ctx.request.method);
+  // The head an entry would keep: as the action left it, before a tag and a coding are set.
+  const entityHead = validated ? entityHeaders(ctx) : undefined;
   // A file read whole, in a coding, may come from the memo: its stat says which file it is.
   const memoable =
     validated &&
@@ -232,8 +240,38 @@ export async function respondWithStream(stream: Readable, response: StreamRespon
     });
     // A live source (not a file): what it wrote is flushed out whenever it has nothing more ready.
     flushWhenIdle(stream, compressor, coding);
+    if (entityHead !== undefined) collectForCache(stream, response, entityHead);
   }
   ctx.response.body = memo?.collect(compressor) ?? compressor;
+}
+
+/**
+ * The response's headers as the entity's: the action's, without what
+ * describes one representation (its length, its coding).
+ */
+function entityHeaders(ctx: Context): Record<string, string | string[]> {
+  const headers = { ...ctx.response.headers } as Record<string, string | string[]>;
+  delete headers['content-encoding'];
+  delete headers['content-length'];
+  delete headers['transfer-encoding'];
+  return headers;
+}
+
+/**
+ * A live stream this request builds a cache entry from: each chunk the
+ * source gives the compressor is also fed to the build, and the entry is
+ * judged and stored when the response ends, if the source ended on its own
+ * (cache/streamed-build.ts). Listening after the pipe is set up changes no
+ * flowing state. A file stream is not collected: its compressed bytes are
+ * memoised by the file's identity instead.
+ */
+function collectForCache(stream: Readable, response: StreamResponse, headers: Record<string, string | string[]>): void {
+  const { ctx, cache, state, options } = response;
+  if (!cache?.builds || cache.replayed) return;
+  const collector = storeStream(ctx, { status: ctx.response.status, headers }, { options, tagHeader: state.tagHeader });
+  if (collector === undefined) return;
+  stream.on('data', (chunk: Buffer | string) => collector.take(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)));
+  stream.once('end', () => collector.end());
 }
 
 export type { FileMemo };
