@@ -7,7 +7,10 @@
  * file again. As for bodies, a file seen again is hot: it is recompressed
  * at its coding's smallest setting off the request path (encoding/upgrades.ts),
  * and later clients get those bytes. Files above the size the upgrades take
- * stream as before: a large download is not worth its memory.
+ * stream as before: a large download is not worth its memory. An HTML file
+ * squashed as it flows is kept under its squash settings too (the link
+ * rewriting of one host is not another's), and its hot bytes are made from
+ * the file squashed whole, which gives the same bytes.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { Transform } from 'node:stream';
@@ -15,6 +18,9 @@ import type { ResolvedOptions } from '../config/options.ts';
 import { hotLevel } from '../encoding/adaptive.ts';
 import { upgradeMaxSize } from '../encoding/upgrades.ts';
 import type { Coding } from '../http/negotiate.ts';
+import { squashHtml } from '../native/exports.ts';
+import { squashHtmlOffLoop, squashOffLoopMin } from '../native/squash-off-loop.ts';
+import type { SquashOptions } from '../native/types.ts';
 import type { Shared } from './work.ts';
 
 /** What the stream path needs of a memoised file. */
@@ -39,19 +45,30 @@ export function fileIdentity(stats: { dev: number; ino: number; size: number; mt
   return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeMs}`;
 }
 
-/** The memo's key of a file: a prefix no MD5 hex can have, then its identity. */
-const keyOf = (file: File): string => `file\0${file.identity}`;
+/** The memo's key of a file: a prefix no MD5 hex can have, then its identity, and how it is squashed if it is. */
+function keyOf(file: File, squash: SquashOptions | undefined): string {
+  if (squash === undefined) return `file\0${file.identity}`;
+  const links = squash.rewriteLinks ? `\0${squash.host ?? ''}\0${squash.path ?? ''}\0${squash.scheme ?? ''}` : '';
+  return `file\0${file.identity}\0s${squash.level ?? 1}${links}`;
+}
 
 /**
  * The memo of one file in one coding; undefined when it is too large to keep.
  *
  * @param file - what the stat said
  * @param coding - the coding the client gets
+ * @param squash - how an HTML file is squashed as it flows, when it is
  */
-export function fileMemo(shared: Shared, file: File, coding: Coding, options: ResolvedOptions): FileMemo | undefined {
+export function fileMemo(
+  shared: Shared,
+  file: File,
+  coding: Coding,
+  options: ResolvedOptions,
+  squash?: SquashOptions,
+): FileMemo | undefined {
   if (file.size > upgradeMaxSize) return undefined;
   const { memo, upgrades, log } = shared;
-  const key = keyOf(file);
+  const key = keyOf(file, squash);
   const cold = options.compressionLevels[coding];
   const hot = options.adaptiveCompression ? hotLevel(coding, options.compressionLevels) : cold;
   return {
@@ -91,8 +108,15 @@ export function fileMemo(shared: Shared, file: File, coding: Coding, options: Re
   /** Reads the file again and asks for its hot bytes, unless it changed meanwhile (then it is another identity). */
   async function upgrade(coldSize: number): Promise<void> {
     try {
-      const entity = await readFile(file.path);
+      const read = await readFile(file.path);
       if (fileIdentity(await stat(file.path)) !== file.identity) return;
+      // Squashed whole: the bytes the stream gave, squashed as they flowed.
+      const entity =
+        squash === undefined
+          ? read
+          : read.length >= squashOffLoopMin
+            ? await squashHtmlOffLoop(read, squash)
+            : squashHtml(read, squash);
       upgrades.request(key, entity, coding, hot, coldSize);
     } catch (error) {
       log.debug('log_stream_failed', { error: (error as Error).message });

@@ -24,15 +24,21 @@ function flush(compressor: Transform, coding: Coding): void {
  * After each chunk `source` hands to `compressor` (through a pipe set up
  * before this is called, so this listener changes no flowing state), a
  * flush is queued for the end of the turn when nothing more is buffered in
- * the source.
+ * the source. Between them, a `squasher` (an HTML stream squashed as it
+ * flows, encoding/squash-transform.ts) passes on at once all that a chunk
+ * decides, so the flush follows each output of the squasher instead: what
+ * it holds back waits for bytes the source has not written, and a flush
+ * could not send it. One that still has chunks to pass on (held up by a slow
+ * client) is flushed after its next output.
  */
-export function flushWhenIdle(source: Readable, compressor: Transform, coding: Coding): void {
+export function flushWhenIdle(source: Readable, compressor: Transform, coding: Coding, squasher?: Transform): void {
   let queued = false;
   const run = (): void => {
     queued = false;
+    if (squasher && (squasher.writableLength > 0 || squasher.readableLength > 0)) return;
     if (!compressor.writableEnded && !compressor.destroyed) flush(compressor, coding);
   };
-  source.on('data', () => {
+  (squasher ?? source).on('data', () => {
     if (queued || source.readableLength > 0) return;
     queued = true;
     setImmediate(run);

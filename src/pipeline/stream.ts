@@ -17,6 +17,11 @@
  *   whatever the length, and an error on either side destroys both and
  *   cuts the response short instead of hanging it (on Koa 2 too, whose
  *   `.pipe()` to the socket would not);
+ * - an HTML stream squashed as it flows, before compression, to the bytes
+ *   the buffered path would squash the whole page to (optimiseContent 1 and
+ *   2 alike: level 2's minifiers need whole script and style blocks, and are
+ *   not applied to streams), unless the response says no-transform
+ *   (encoding/squash-transform.ts);
  * - a live stream (a streamed page, server-sent events, a proxied upstream)
  *   is flushed whenever its source has nothing more ready, so every byte the
  *   app wrote is decodable by the client at once (live-flush.ts);
@@ -32,9 +37,13 @@ import zlib from 'node:zlib';
 import type { Context } from 'koa';
 import { storeStream, type CacheFacts } from '../cache/seam.ts';
 import type { ResolvedOptions } from '../config/options.ts';
+import { squashOptions } from '../encoding/optimise.ts';
+import { squashTransform } from '../encoding/squash-transform.ts';
 import { zstdLib } from '../http/codings.ts';
 import { isGetOrHead, responseHeader } from '../http/headers.ts';
 import { codedTag } from '../http/etag.ts';
+import { isHtml } from '../http/media-types.ts';
+import type { SquashOptions } from '../native/types.ts';
 import { feedFile, fileDescriptor, isPlainFileStream } from './file-feed.ts';
 import { fileIdentity, fileMemo, type FileMemo } from './file-memo.ts';
 import { flushWhenIdle } from './live-flush.ts';
@@ -43,6 +52,7 @@ import type { Coding } from '../http/negotiate.ts';
 import { chooseCoding, compressible, type Choice } from './coding.ts';
 import { notModifiedNow } from './conditional.ts';
 import type { RequestState } from './state.ts';
+import { noTransform } from './switches.ts';
 
 /** The streaming zstd compressor; zstd is chosen only when zstd-napi loaded (http/codings.ts). */
 function zstdStream(level: number): Transform {
@@ -137,6 +147,22 @@ function encoder(coding: Coding, level: number): Transform {
   }
 }
 
+/**
+ * The squash options when this stream is HTML squashed as it flows: optimiseContent 1 or 2 (at level 1: the
+ * inline CSS/JS minifiers of level 2 need whole blocks), an HTML type, no `Cache-Control: no-transform`.
+ */
+function streamSquash(response: StreamResponse): SquashOptions | undefined {
+  const { ctx, options, type } = response;
+  if (options.optimiseContent < 1 || !isHtml(type) || noTransform(ctx)) return undefined;
+  return squashOptions({
+    level: 1,
+    rewriteLinks: options.rewriteLinks,
+    host: ctx.request.host,
+    path: ctx.request.path,
+    scheme: ctx.protocol,
+  });
+}
+
 /** Errors of the source are thrown or handled where it is read (see respondWithStream). */
 const ignoreHere = (): void => undefined;
 
@@ -204,14 +230,30 @@ export async function respondWithStream(stream: Readable, response: StreamRespon
     }
   }
   log.stats.streamed[coding] = (log.stats.streamed[coding] ?? 0) + 1;
+  const squash = streamSquash(response);
+  // Squashed, the body is not the length the app declared; a HEAD says what a GET would get.
+  if (squash) ctx.response.remove('Content-Length');
+  // A failure is logged (a client that left is not one) and cuts the response short.
+  const failed = (error: Error): void => {
+    log.error('log_stream_failed', { error: error.message });
+    cutShort(ctx);
+  };
+  const ended = (error: Error | null | undefined): void => {
+    if (error && (error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') failed(error);
+  };
   if (coding === 'identity') {
     log.debug('log_stream_identity', { reason: reason ?? 'identity' });
+    if (squash && ctx.request.method !== 'HEAD') {
+      const squasher = squashTransform(squash);
+      pipeline(stream, squasher, ended);
+      ctx.response.body = squasher;
+    }
     return;
   }
   ctx.response.set('Content-Encoding', coding);
   ctx.response.remove('Content-Length');
   log.debug('log_stream_coding', { coding });
-  const memo = memoable && file !== undefined ? fileMemo(shared, file, coding, options) : undefined;
+  const memo = memoable && file !== undefined ? fileMemo(shared, file, coding, options, squash) : undefined;
   const known = memo?.known();
   if (known !== undefined) {
     // Compressed before: the bytes are sent whole, with their length (a HEAD says it too), and the file is not read.
@@ -227,20 +269,18 @@ export async function respondWithStream(stream: Readable, response: StreamRespon
   const feeds = !flowing && isPlainFileStream(stream);
   if (feeds) await fileDescriptor(stream);
   const compressor = encoder(coding, memo?.level ?? options.compressionLevels[coding]);
-  // A failure is logged (a client that left is not one) and cuts the response short.
-  const failed = (error: Error): void => {
-    if ((error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE')
-      log.error('log_stream_failed', { error: error.message });
-    cutShort(ctx);
-  };
-  if (feeds) void feedFile(stream, compressor, failed);
-  else {
-    pipeline(stream, compressor, (error) => {
-      if (error) failed(error);
-    });
+  // HTML squashed on its way to the compressor.
+  const squasher = squash ? squashTransform(squash) : undefined;
+  if (feeds) {
+    if (squasher) pipeline(squasher, compressor, ended);
+    void feedFile(stream, squasher ?? compressor, failed);
+  } else {
+    if (squasher) pipeline(stream, squasher, compressor, ended);
+    else pipeline(stream, compressor, ended);
     // A live source (not a file): what it wrote is flushed out whenever it has nothing more ready.
-    flushWhenIdle(stream, compressor, coding);
-    if (entityHead !== undefined) collectForCache(stream, response, entityHead);
+    flushWhenIdle(stream, compressor, coding, squasher);
+    // The entity a build stores is what goes into the compressor: squashed, uncompressed.
+    if (entityHead !== undefined) collectForCache(squasher ?? stream, response, entityHead);
   }
   ctx.response.body = memo?.collect(compressor) ?? compressor;
 }
