@@ -44,8 +44,9 @@ type Constructing = ReadStream & { _construct?: (callback: (error?: Error | null
  *
  * Why: koa-send makes the stream before the middleware sees it, and the
  * stream opens its file by itself; each open and close was a thread-pool
- * round trip, a fifth of the time of a request for a 100 KB stylesheet the
- * memo answers (bench/streams.bench.ts). A stream constructs itself from
+ * round trip, and a 100 KB stylesheet the memo answers took half as much
+ * server CPU again with them (bench/streams.bench.ts against the code
+ * before, docs/performance.md). A stream constructs itself from
  * `process.nextTick`; koa-send makes it in a promise continuation (after
  * its own stat), and the continuations that carry the response back up to
  * the middleware run before any tick, so on the stream path its
