@@ -44,7 +44,7 @@ import { isGetOrHead, responseHeader } from '../http/headers.ts';
 import { codedTag } from '../http/etag.ts';
 import { isHtml } from '../http/media-types.ts';
 import type { SquashOptions } from '../native/types.ts';
-import { feedFile, fileDescriptor, isPlainFileStream } from './file-feed.ts';
+import { feedFile, fileDescriptor, holdOpen, isPlainFileStream, type HeldOpen } from './file-feed.ts';
 import { fileIdentity, fileMemo, type FileMemo } from './file-memo.ts';
 import { flushWhenIdle } from './live-flush.ts';
 import type { Shared } from './work.ts';
@@ -187,11 +187,10 @@ function cutShort(ctx: Context): void {
  * @param log - the decision log
  */
 export async function respondWithStream(stream: Readable, response: StreamResponse, shared: Shared): Promise<void> {
-  const { ctx, options } = response;
-  const { log } = shared;
-  // A file that fails to open says so while the stat below is awaited, when nothing listens yet: an
-  // 'error' without a listener would end the process. Its error is thrown instead, and Koa answers it (500;
-  // Koa 2 answers a missing file 404); later errors reach the pipe that reads the stream.
+  // A file that fails to open may say so while the stat below is awaited (a file stream not held below opens
+  // meanwhile), when nothing listens yet: an 'error' without a listener would end the process. Its error is
+  // thrown instead, and Koa answers it (500; Koa 2 answers a missing file 404); later errors reach the pipe
+  // that reads the stream.
   stream.on('error', ignoreHere);
   // A stream already flowing (the app listens to its 'data', to count bytes say) would emit its chunks while
   // the stat below is awaited, to nobody but that listener: lost to the client, or failed before anything
@@ -199,6 +198,26 @@ export async function respondWithStream(stream: Readable, response: StreamRespon
   // whose positioned reads would bypass that listener.
   const flowing = stream.readableFlowing === true;
   if (flowing) stream.pause();
+  // A file the response may not need (a memo hit, a 304) is not opened until that is known: opened once decided,
+  // or settled unopened, whatever happens below.
+  const held = !flowing && isPlainFileStream(stream) ? holdOpen(stream) : undefined;
+  try {
+    await respondWithKnownStream(stream, response, shared, flowing, held);
+  } finally {
+    held?.release(true);
+  }
+}
+
+/** {@link respondWithStream} once the stream is paused and its file held. */
+async function respondWithKnownStream(
+  stream: Readable,
+  response: StreamResponse,
+  shared: Shared,
+  flowing: boolean,
+  held: HeldOpen | undefined,
+): Promise<void> {
+  const { ctx, options } = response;
+  const { log } = shared;
   const { coding, reason } = streamCoding(response);
   const validated = ctx.response.status === 200 && isGetOrHead(ctx.request.method);
   // The head an entry would keep: as the action left it, before a tag and a coding are set.
@@ -211,6 +230,10 @@ export async function respondWithStream(stream: Readable, response: StreamRespon
     !flowing &&
     isPlainFileStream(stream) &&
     wholeFile(stream);
+  // Only a memo hit or a 304 leaves the file unread: otherwise it opens now, beside the stat.
+  const conditional =
+    ctx.request.headers['if-none-match'] !== undefined || ctx.request.headers['if-modified-since'] !== undefined;
+  if (!memoable && !(validated && options.generate304 && conditional)) held?.release(true);
   const file = (validated && options.generateEtag) || memoable ? await fileFacts(stream) : undefined;
   if (validated && options.generateEtag && !ctx.res.hasHeader('ETag') && file !== undefined)
     ctx.response.set('ETag', file.tag);
@@ -223,8 +246,9 @@ export async function respondWithStream(stream: Readable, response: StreamRespon
     if (notModified !== undefined) {
       log.debug('log_not_modified', { reason: notModified });
       log.stats.notModified++;
-      // Koa drops the body of a 304; the unread stream is destroyed now, freeing its descriptor.
+      // Koa drops the body of a 304; the unread stream is destroyed now, its file never opened (or closed at once).
       ctx.response.status = 304;
+      held?.release(false);
       stream.destroy();
       return;
     }
@@ -257,16 +281,21 @@ export async function respondWithStream(stream: Readable, response: StreamRespon
   const known = memo?.known();
   if (known !== undefined) {
     // Compressed before: the bytes are sent whole, with their length (a HEAD says it too), and the file is not read.
+    held?.release(false);
     stream.destroy();
     ctx.response.remove('Transfer-Encoding');
     ctx.response.body = known;
     log.stats.sent(coding, file!.size, known.length);
     return;
   }
-  // HEAD: the headers say what a GET would get; Koa sends no body and destroys the unread stream.
-  if (ctx.request.method === 'HEAD') return;
+  // HEAD: the headers say what a GET would get; Koa sends no body and destroys the unread stream, never opened.
+  if (ctx.request.method === 'HEAD') {
+    held?.release(false);
+    return;
+  }
   // A file that fails to open, even after the stat above, is thrown while nothing is sent yet: Koa answers 500.
   const feeds = !flowing && isPlainFileStream(stream);
+  held?.release(true);
   if (feeds) await fileDescriptor(stream);
   const compressor = encoder(coding, memo?.level ?? options.compressionLevels[coding]);
   // HTML squashed on its way to the compressor.

@@ -5,7 +5,7 @@
  * request path; an edited file is a new identity; a byte range and a large
  * file stream as before; a 206 keeps its ETag and Vary.
  */
-import { createReadStream, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import fs, { createReadStream, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -104,4 +104,48 @@ test('a byte range and a file over the memo’s size stream every time; a 206 ke
   t.is(partial.headers.etag, '"v1"');
   t.is(partial.headers.vary, 'Origin');
   t.is(partial.headers['content-encoding'], undefined);
+});
+
+test('a memo hit, a 304 and a HEAD never open the file; a response that reads it opens it once', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kb-file-opens-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, 'site.css');
+  writeFileSync(path, stylesheet(4));
+  let opens = 0;
+  let closes = 0;
+  // The stream's own file system: it counts the descriptors the stream opens and closes.
+  const counting = {
+    ...fs,
+    open: (...args: Parameters<typeof fs.open>) => {
+      opens++;
+      return (fs.open as (...a: unknown[]) => void)(...args);
+    },
+    close: (...args: Parameters<typeof fs.close>) => {
+      closes++;
+      return (fs.close as (...a: unknown[]) => void)(...args);
+    },
+  };
+  const server = await serve(t, [
+    buffer(),
+    async (ctx) => {
+      // As koa-send does: the stream is made after the file's stat, in a promise continuation.
+      await fs.promises.stat(path);
+      ctx.type = 'css';
+      ctx.set('Last-Modified', new Date(0).toUTCString());
+      ctx.body = fs.createReadStream(path, { fs: counting } as Parameters<typeof fs.createReadStream>[1]);
+    },
+  ]);
+  const opened = async (headers: Record<string, string>, method = 'GET'): Promise<[number, number]> => {
+    const before = opens;
+    const response = await server.request('/site.css', { headers, method });
+    await sleep(50); // a stream closes its descriptor after the response ends
+    return [opens - before, response.status];
+  };
+  t.deepEqual(await opened(br), [1, 200], 'the first response reads the file: opened once');
+  t.deepEqual(await opened(br), [0, 200], 'a memo hit: never opened');
+  t.deepEqual(await opened(br, 'HEAD'), [0, 200], 'a HEAD: never opened');
+  const tag = (await server.request('/site.css', { headers: br })).headers.etag!;
+  t.deepEqual(await opened({ ...br, 'if-none-match': tag }), [0, 304], 'a 304: never opened');
+  t.deepEqual(await opened({ 'accept-encoding': 'identity' }), [1, 200], 'sent as it is: opened once');
+  t.is(closes, opens, 'every descriptor opened was closed');
 });
