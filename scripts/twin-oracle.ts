@@ -10,6 +10,9 @@
  *    u32 hostLength, host, u32 pathLength, path, input…` → the twin's output.
  *    host and path are passed as strings decoded from UTF-8 (the target sends
  *    ASCII, so the twin sees the same bytes the core saw).
+ *  - `C` squash whole and cut: as `S`, with `u32 count, count × u32 piece sizes` before the input → `u32 n`,
+ *    the n bytes of the twin's squashHtml, then the bytes of the twin's SquashStream fed the input in those
+ *    pieces (then the rest) and finished.
  *  - `M` md5: `u32 count, count × u32 split lengths, data…` → 48 bytes: the
  *    twin's one-shot digest, the twin's streaming digest fed in those pieces
  *    (then the rest), and node:crypto's createHash over the whole data.
@@ -75,7 +78,8 @@ function reply(body: Buffer, failed = false): void {
   writeAll(Buffer.concat([head, body]));
 }
 
-function squash(req: Buffer): Buffer {
+/** The options of an `S` or `C` request, and where the rest of it starts. */
+function squashRequest(req: Buffer): { options: SquashOptions; at: number } {
   const level = req[1]!;
   const rewriteLinks = req[2] !== 0;
   const flags = req[3]!;
@@ -91,7 +95,31 @@ function squash(req: Buffer): Buffer {
   if (flags & 2) options.path = path;
   if (flags & 4) options.scheme = 'http';
   if (flags & 8) options.scheme = 'https';
+  return { options, at };
+}
+
+function squash(req: Buffer): Buffer {
+  const { options, at } = squashRequest(req);
   return twins.squashHtml(req.subarray(at), options);
+}
+
+function squashCut(req: Buffer): Buffer {
+  const { options, at: sizesAt } = squashRequest(req);
+  const count = req.readUInt32LE(sizesAt);
+  const input = req.subarray(sizesAt + 4 + 4 * count);
+  const whole = twins.squashHtml(input, options);
+  const stream = new twins.SquashStream(options);
+  const pieces: Buffer[] = [];
+  let at = 0;
+  for (let i = 0; i < count; i++) {
+    const n = Math.min(req.readUInt32LE(sizesAt + 4 + 4 * i), input.length - at);
+    pieces.push(stream.feed(input.subarray(at, at + n)));
+    at += n;
+  }
+  pieces.push(stream.feed(input.subarray(at)), stream.finish());
+  const head = Buffer.alloc(4);
+  head.writeUInt32LE(whole.length);
+  return Buffer.concat([head, whole, ...pieces]);
 }
 
 function md5(req: Buffer): Buffer {
@@ -119,6 +147,7 @@ for (;;) {
   try {
     const op = req[0];
     if (op === 0x53) reply(squash(req));
+    else if (op === 0x43) reply(squashCut(req));
     else if (op === 0x4d) reply(md5(req));
     else if (op === 0x50) reply(Buffer.alloc(0));
     else throw new Error(`unknown request ${String(op)}`);

@@ -1,6 +1,7 @@
-// JavaScript face of native/core/squash: `squashHtml(input, options?)`, and
+// JavaScript face of native/core/squash: `squashHtml(input, options?)`,
 // `squashHtmlAsync(input, options?)`, which squashes a large page on libuv's
-// thread pool so the event loop is never held for the whole call.
+// thread pool so the event loop is never held for the whole call, and
+// `class SquashStream`, which squashes a body that comes in pieces.
 //
 // Checks the arguments (the TypeScript twin words its errors the same way),
 // then squashes straight from the caller's bytes into memory that stays
@@ -9,13 +10,16 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
 
 #include "binding/binding.h"
+#include "binding/data_arg.h"
 #include "binding/errors.h"
 #include "core/squash.h"
+#include "core/squash_stream.h"
 
 namespace kb::js {
 namespace {
@@ -343,12 +347,133 @@ Napi::Value SquashHtmlAsync(const Napi::CallbackInfo& info) {
   return promise;
 }
 
+// A tag no other addon's object carries: a borrowed method called on a
+// foreign object (even another ObjectWrap) is refused instead of read as ours.
+constexpr napi_type_tag kSquashStreamTag = {0x6b625f737173ULL, 0x3d7a91c4e0b25f18ULL};  // "kb_sqs"
+
+// new SquashStream(options?): the core's squash_stream (native/core/squash_stream.h)
+// with the options of squashHtml; feed(chunk) and finish() return what they
+// decide as a new Buffer, `held` the bytes held back.
+class SquashStream : public Napi::ObjectWrap<SquashStream> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    Napi::Function constructor = DefineClass(env, "SquashStream", {});
+    // Plain functions on the prototype, not InstanceMethod, whose wrapper
+    // unwraps `this` before the tag could be checked (md5.cc does the same).
+    constexpr auto method = static_cast<napi_property_attributes>(napi_writable | napi_configurable);
+    Napi::Object prototype = constructor.Get("prototype").As<Napi::Object>();
+    prototype.DefineProperties({Napi::PropertyDescriptor::Function(env, prototype, "feed", Feed, method),
+                                Napi::PropertyDescriptor::Function(env, prototype, "finish", Finish, method),
+                                Napi::PropertyDescriptor::Accessor(env, prototype, "held", Held, napi_configurable)});
+    constructor.DefineProperty(Napi::PropertyDescriptor::Value(
+        "maxHeld", Napi::Number::New(env, static_cast<double>(kb::squash_stream::max_held)), napi_enumerable));
+    return constructor;
+  }
+
+  explicit SquashStream(const Napi::CallbackInfo& info) : Napi::ObjectWrap<SquashStream>(info), env_(info.Env()) {
+    options_ = ReadOptions(info.Env(), info[0]);
+    opt_ = CoreOptions(options_);  // points into options_, which lives as long as the stream
+    stream_ = std::make_unique<kb::squash_stream>(opt_);
+    // The core holds room for the bytes it may hold back (tens of KiB): the
+    // garbage collector is told, so that streams nobody finished do not
+    // pile up behind small JavaScript objects.
+    Napi::MemoryManagement::AdjustExternalMemory(info.Env(), static_cast<std::int64_t>(sizeof(kb::squash_stream)));
+    ThrowIfFailed(info.Env(), napi_type_tag_object(info.Env(), info.This(), &kSquashStreamTag));
+  }
+
+  ~SquashStream() override { Release(); }
+
+ private:
+  static SquashStream& FromThis(const Napi::CallbackInfo& info, const char* method) {
+    napi_env env = info.Env();
+    napi_value self = info.This();
+    napi_valuetype type;
+    bool tagged = false;
+    ThrowIfFailed(env, napi_typeof(env, self, &type));
+    if (type == napi_object) ThrowIfFailed(env, napi_check_object_type_tag(env, self, &kSquashStreamTag, &tagged));
+    if (!tagged) {
+      ThrowWithCode(env, "ERR_INVALID_THIS",
+                    std::string("SquashStream.prototype.") + method + " called on an object that is not a SquashStream",
+                    true);
+    }
+    return *Unwrap(info.This().As<Napi::Object>());
+  }
+
+  // A finished stream gives its memory back at once.
+  void Release() {
+    if (!stream_) return;
+    stream_.reset();
+    napi_adjust_external_memory(env_, -static_cast<std::int64_t>(sizeof(kb::squash_stream)), nullptr);
+  }
+
+  void CheckOpen(napi_env env, const char* method) const {
+    if (!stream_) {
+      ThrowWithCode(env, "KB_SQUASH_STREAM_FINISHED",
+                    std::string("SquashStream.") + method +
+                        "() called after finish(): a SquashStream squashes one body; create a new one");
+    }
+  }
+
+  // What the core wrote into scratch memory of `bound` bytes, as a new Buffer of its exact size.
+  template <typename Write>
+  static Napi::Value Written(napi_env env, std::size_t bound, Write write) {
+    thread_local Scratch scratch;
+    std::uint8_t* target = scratch.data;
+    if (scratch.size < bound) {
+      target = static_cast<std::uint8_t*>(std::malloc(bound));
+      if (target == nullptr) ThrowWithCode(env, "ERR_MEMORY_ALLOCATION_FAILED", "SquashStream: out of memory");
+      if (bound <= kScratchKeep) {
+        std::free(scratch.data);
+        scratch.data = target;
+        scratch.size = bound;
+      }
+    }
+    const std::size_t n = write(target, bound);
+    napi_value out;
+    const napi_status status = napi_create_buffer_copy(env, n, target, nullptr, &out);
+    if (target != scratch.data) std::free(target);
+    ThrowIfFailed(env, status);
+    return Napi::Value(env, out);
+  }
+
+  static Napi::Value Feed(const Napi::CallbackInfo& info) {
+    SquashStream& self = FromThis(info, "feed");
+    self.CheckOpen(info.Env(), "feed");
+    DataArg chunk(info.Env(), info[0], "chunk");
+    kb::squash_stream& stream = *self.stream_;
+    return Written(info.Env(), kb::squash_stream::feed_bound(chunk.size()), [&](std::uint8_t* out, std::size_t cap) {
+      return stream.feed(chunk.data(), chunk.size(), out, cap);
+    });
+  }
+
+  static Napi::Value Finish(const Napi::CallbackInfo& info) {
+    SquashStream& self = FromThis(info, "finish");
+    self.CheckOpen(info.Env(), "finish");
+    kb::squash_stream& stream = *self.stream_;
+    Napi::Value out = Written(info.Env(), kb::squash_stream::finish_bound(),
+                              [&](std::uint8_t* out, std::size_t cap) { return stream.finish(out, cap); });
+    self.Release();
+    return out;
+  }
+
+  static Napi::Value Held(const Napi::CallbackInfo& info) {
+    SquashStream& self = FromThis(info, "held");
+    return Napi::Number::New(info.Env(), self.stream_ ? static_cast<double>(self.stream_->held()) : 0.0);
+  }
+
+  napi_env env_;
+  Options options_;
+  kb::squash_options opt_;
+  std::unique_ptr<kb::squash_stream> stream_;  // null once finished
+};
+
 }  // namespace
 
 void InitSquash(Napi::Env env, Napi::Object exports) {
   exports.Set("squashHtml", Napi::Function::New(env, SquashHtml, "squashHtml"));
   exports.Set("squashHtmlAsync", Napi::Function::New(env, SquashHtmlAsync, "squashHtmlAsync"));
   exports.Set("largeBuffer", Napi::Function::New(env, LargeBuffer, "largeBuffer"));
+  exports.Set("SquashStream", SquashStream::Define(env));
 }
 
 }  // namespace kb::js

@@ -2,7 +2,8 @@
 // and 0021-html-squasher-stages-and-tables.md). Plain C++17: no N-API, no allocation, no exceptions.
 // The rules live one stage per file in native/core/squash/; the TypeScript
 // twin (src/native/twins/squash-html.ts and src/native/twins/squash/) has the
-// same files under the same names and gives the same bytes.
+// same files under the same names and gives the same bytes. A body that comes
+// in pieces is squashed by kb::squash_stream (squash_stream.h) to the same bytes.
 #pragma once
 
 #include <cstddef>

@@ -166,7 +166,7 @@ function timed(visit: Visit, result: 'stored' | 'not-stored' | 'failed', detail?
 }
 
 /** A storable build: its waiters answered, then the entry written, then the lock released. */
-async function stored(
+export async function stored(
   ctx: Context,
   visit: Visit,
   response: StoreableResponse,
@@ -233,7 +233,7 @@ async function placeOf(ctx: Context, visit: Visit, head: SentHead, ms: number): 
 }
 
 /** A build that may not be stored, for `reason`: said so, and its waiters freed (a 5xx fails them instead). */
-function refused(ctx: Context, visit: Visit, reason: string, status: number): Promise<void> | undefined {
+export function refused(ctx: Context, visit: Visit, reason: string, status: number): Promise<void> | undefined {
   timed(visit, 'not-stored', reason);
   visit.runtime.log.stats.builds.notStorable++;
   statusNotStored(ctx, visit.runtime.log.stats, reason);

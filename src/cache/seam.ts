@@ -10,6 +10,8 @@
  *   failed    after the action, when it threw or answered 5xx: answered
  *             from a stale-if-error entry instead?
  *   store     at STORE: the optimised, uncompressed entity handed over
+ *   storeStream on the stream path: a collector the entity is fed to as
+ *             it is sent, stored when the stream ends whole
  *   finish    after SEND, also when something threw: a build that never
  *             reached STORE ends its flight and frees its lock
  *
@@ -24,11 +26,13 @@ import { invalidate, writes } from './invalidate.ts';
 import { renewOn304, restoreVisitorConditionals } from './revalidation.ts';
 import type { CacheRuntime } from './runtime.ts';
 import type { StoreableResponse } from './storable.ts';
+import { handOverStream, type StreamCollector } from './streamed-build.ts';
 import { visitOf, type CacheFacts } from './visit.ts';
 
 export type { CacheFacts } from './visit.ts';
 export type { Handover } from './build.ts';
 export type { StoreableResponse } from './storable.ts';
+export type { StreamCollector } from './streamed-build.ts';
 
 /**
  * Looks the request up: resolves true when the cache has answered it, or
@@ -87,6 +91,21 @@ export function failed(ctx: Context, error: unknown): boolean {
 export async function store(ctx: Context, response: StoreableResponse, handover: Handover): Promise<void> {
   const visit = visitOf(ctx);
   if (visit !== undefined) await handOver(ctx, visit, response, handover);
+}
+
+/**
+ * STORE for a stream body: when this request builds, a collector to feed
+ * the uncompressed entity to while it is sent; the entry is judged on the
+ * head as sent and stored when the response ends, if the stream ended on
+ * its own (streamed-build.ts). Undefined when nothing is to be collected.
+ */
+export function storeStream(
+  ctx: Context,
+  response: Omit<StoreableResponse, 'body'>,
+  handover: Handover,
+): StreamCollector | undefined {
+  const visit = visitOf(ctx);
+  return visit === undefined ? undefined : handOverStream(ctx, visit, response, handover);
 }
 
 /**

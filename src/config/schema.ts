@@ -269,9 +269,9 @@ export const schema = {
    * Media types to compress: strings (case-insensitive, `*` a wildcard: `'text/*'`, `'*\/*+json'`),
    * RegExps and `(type) => boolean` predicates, or one predicate.
    * @defaultValue what mime-db marks compressible (through the `compressible` package, which also counts
-   * the `text/*`, `+json`, `+text` and `+xml` types mime-db does not mark), less exactly two types:
-   * `text/event-stream` (events must reach the client one by one) and `application/octet-stream`
-   * (bytes of unknown kind, usually compressed already; `ctx.compress = true` still forces it)
+   * the `text/*`, `+json`, `+text` and `+xml` types mime-db does not mark), with `text/event-stream`
+   * (compressed and flushed after each event) and less `application/octet-stream` (bytes of unknown
+   * kind, usually compressed already; `ctx.compress = true` still forces it)
    */
   compressibleTypes: responseRow<MediaTypeOption, TypeMatcher>({
     doc: 'media types to compress: strings (`*` a wildcard), RegExps, predicates',
@@ -319,7 +319,13 @@ export const schema = {
     resolve: (value, { options }) =>
       resolveDictionaries(value, typeof options.cacheNamespace === 'string' ? options.cacheNamespace : appIdentity),
   }),
-  /** Media types never buffered, in the same forms as compressibleTypes. @defaultValue ['text/event-stream'] */
+  /**
+   * Media types koa-buffer leaves alone (never buffered, squashed or
+   * compressed), in the same forms as compressibleTypes. Server-sent events
+   * are compressed by default, flushed after each event; list
+   * `'text/event-stream'` here (or set `ctx.compress = false`) to send them as
+   * they are. @defaultValue []
+   */
   excludedTypes: responseRow<MediaTypeList, TypeMatcher>({
     doc: 'media types never buffered, in the forms of `compressibleTypes`',
     default: new TypeMatcher(defaultExcludedTypes),

@@ -275,6 +275,20 @@ async function minifyInline(html: Buffer, settings: OptimiseSettings): Promise<B
   return concatInSlices(pieces);
 }
 
+/** What a response's squash is given: the level, and what link rewriting reads (the stream path squashes with it too). */
+export function squashOptions(
+  settings: Pick<OptimiseSettings, 'level' | 'rewriteLinks' | 'host' | 'path' | 'scheme'>,
+): SquashOptions {
+  return {
+    level: settings.level,
+    rewriteLinks: settings.rewriteLinks,
+    host: settings.host,
+    path: settings.path,
+    // Koa reads X-Forwarded-Proto as sent; any other value shortens only scheme-relative links.
+    scheme: settings.scheme === 'http' || settings.scheme === 'https' ? settings.scheme : undefined,
+  };
+}
+
 /**
  * Optimises an HTML body; the result is never longer than the input (the
  * input is returned when optimisation did not make it smaller).
@@ -284,14 +298,7 @@ async function minifyInline(html: Buffer, settings: OptimiseSettings): Promise<B
  * @returns the smaller of the optimised body and `body`
  */
 export async function optimiseHtml(body: Buffer, settings: OptimiseSettings): Promise<Buffer> {
-  const options: SquashOptions = {
-    level: settings.level,
-    rewriteLinks: settings.rewriteLinks,
-    host: settings.host,
-    path: settings.path,
-    // Koa reads X-Forwarded-Proto as sent; any other value shortens only scheme-relative links.
-    scheme: settings.scheme === 'http' || settings.scheme === 'https' ? settings.scheme : undefined,
-  };
+  const options = squashOptions(settings);
   // A large page is squashed off the event loop (thread pool or slices), so other requests go on meanwhile.
   let out = body.length >= squashOffLoopMin ? await squashHtmlOffLoop(body, options) : squashHtml(body, options);
   if (settings.level === 2) out = await minifyInline(out, settings);

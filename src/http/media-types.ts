@@ -23,7 +23,9 @@ const require = createRequire(import.meta.url);
 /** The `compressible` package: mime-db's flag, else true for text/* and +json/+text/+xml, else undefined. */
 const compressible = require('compressible') as (type: string) => boolean | undefined;
 
-const notByDefault = new Set(['text/event-stream', 'application/octet-stream']);
+const notByDefault = new Set(['application/octet-stream']);
+/** Server-sent events: not in mime-db's list, compressed all the same, flushed event by event (pipeline/live-flush.ts). */
+const alsoByDefault = new Set(['text/event-stream']);
 
 /** Answers of {@link isCompressibleByDefault}, by type; bounded, so odd Content-Types cannot grow it. */
 const compressibleMemo = new Map<string, boolean>();
@@ -31,8 +33,9 @@ const compressibleMemo = new Map<string, boolean>();
 /**
  * The compressible types by default: what mime-db marks compressible (the
  * `compressible` package koa-compress uses, so wasm, fonts, icons, SVG, JSON,
- * JavaScript and every `+json`/`+xml` type are in), less server-sent events,
- * which must reach the client event by event, and application/octet-stream,
+ * JavaScript and every `+json`/`+xml` type are in), and server-sent events,
+ * compressed with a flush after each (an event reaches the client at once,
+ * smaller), less application/octet-stream,
  * which mime-db 1.54 marks compressible but which names bytes of unknown kind
  * (Koa's type for every Buffer body, and what a static server sends for .exe,
  * .iso, .dmg, .bin), usually compressed already: trying would cost CPU on
@@ -41,7 +44,7 @@ const compressibleMemo = new Map<string, boolean>();
 export function isCompressibleByDefault(type: string): boolean {
   let answer = compressibleMemo.get(type);
   if (answer === undefined) {
-    answer = !notByDefault.has(type) && compressible(type) === true;
+    answer = alsoByDefault.has(type) || (!notByDefault.has(type) && compressible(type) === true);
     if (compressibleMemo.size >= 1024) compressibleMemo.clear();
     compressibleMemo.set(type, answer);
   }
@@ -50,8 +53,12 @@ export function isCompressibleByDefault(type: string): boolean {
 
 export const defaultCompressibleTypes: MediaTypeOption = isCompressibleByDefault;
 
-/** The excluded types by default: server-sent events are a stream by nature. */
-export const defaultExcludedTypes: readonly (string | RegExp)[] = ['text/event-stream'];
+/**
+ * The excluded types by default: none. Server-sent events used to be: a
+ * compressor held them until its window filled; a live stream is now flushed
+ * whenever its source has nothing more ready, so each event arrives at once.
+ */
+export const defaultExcludedTypes: readonly (string | RegExp)[] = [];
 
 /** Types the HTML optimiser may rework (the OPTIMISE step). */
 const htmlTypes = new Set(['text/html', 'application/xhtml+xml']);

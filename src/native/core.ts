@@ -9,7 +9,7 @@ import type { CoreImplementation, FlockPrimitives } from './types.ts';
 
 /** The native implementation, when the addon loaded. */
 export const native: CoreImplementation | undefined = addon
-  ? { md5: addon.md5, Md5: addon.Md5, squashHtml: addon.squashHtml }
+  ? { md5: addon.md5, Md5: addon.Md5, squashHtml: addon.squashHtml, SquashStream: addon.SquashStream }
   : undefined;
 
 /** What koa-buffer uses: native when available, else the twins. */

@@ -1,9 +1,10 @@
 /**
- * The public md5, Md5 and squashHtml: the native ones when the addon loaded,
- * else their TypeScript twins (same names, signatures and bytes).
+ * The public md5, Md5 and squashHtml, and the internal SquashStream: the
+ * native ones when the addon loaded, else their TypeScript twins (same names,
+ * signatures and bytes).
  */
 import { core } from './core.ts';
-import type { BinaryLike, Md5Hasher, SquashHtml } from './types.ts';
+import type { BinaryLike, HtmlSquashStreamConstructor, Md5Hasher, SquashHtml } from './types.ts';
 
 /**
  * The MD5 digest of `data` as lowercase hex, identical to
@@ -36,3 +37,15 @@ export const Md5: new () => Md5Hasher = core.Md5;
  * @example squashHtml('<p>\n  hello   world\n</p>') // <Buffer '<p>\nhello world\n</p>'>
  */
 export const squashHtml: SquashHtml = core.squashHtml;
+
+/**
+ * The squasher over a body that comes in pieces (internal: the stream path's
+ * squashing uses it). The chunks fed, cut anywhere, give the bytes
+ * {@link squashHtml} gives the whole body; what a chunk decides comes back
+ * from its `feed`, the rest from a later one or `finish`.
+ *
+ * @example
+ * const stream = new SquashStream({ level: 1 });
+ * Buffer.concat([stream.feed('<p>  a'), stream.feed('  </p>\n'), stream.finish()]); // '<p> a </p>'
+ */
+export const SquashStream: HtmlSquashStreamConstructor = core.SquashStream;

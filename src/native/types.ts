@@ -36,6 +36,26 @@ export interface Md5Hasher {
 /** The squasher: bytes (or a string, as UTF-8) in, a new Buffer out, never longer than the input. */
 export type SquashHtml = (input: BinaryLike, options?: SquashOptions) => Buffer;
 
+/**
+ * The squasher over a body that comes in pieces: the chunks fed, cut anywhere, give the bytes
+ * {@link SquashHtml} gives the whole body (docs/decisions/0049-squashing-streams.md).
+ */
+export interface HtmlSquashStream {
+  /** Squashes the next piece; returns the bytes it decides (possibly none). @throws TypeError when `chunk` is not bytes or a string; Error after finish(). */
+  feed(chunk: BinaryLike): Buffer;
+  /** The body ends: returns the bytes held back. @throws Error when called a second time. */
+  finish(): Buffer;
+  /** Bytes held back now. */
+  readonly held: number;
+}
+
+/** Constructor of an {@link HtmlSquashStream}, with the options of {@link SquashHtml}. */
+export interface HtmlSquashStreamConstructor {
+  new (options?: SquashOptions): HtmlSquashStream;
+  /** The most bytes a stream holds back between calls. */
+  readonly maxHeld: number;
+}
+
 /** What both the addon and the twins provide. */
 export interface CoreImplementation {
   /** Lowercase hex MD5 of `data`. @throws TypeError when `data` is not bytes or a string. */
@@ -44,6 +64,8 @@ export interface CoreImplementation {
   Md5: new () => Md5Hasher;
   /** The HTML squasher: bytes in, bytes out, never longer. */
   squashHtml: SquashHtml;
+  /** The HTML squasher over a body in pieces. */
+  SquashStream: HtmlSquashStreamConstructor;
 }
 
 /**

@@ -28,6 +28,58 @@ export function isPlainFileStream(stream: unknown): stream is ReadStream {
   return state && stream.readableEncoding === null && !stream.destroyed;
 }
 
+/** What {@link holdOpen} gives: the one decision whether the held file is opened. */
+export interface HeldOpen {
+  /** Opens the file (true) or settles the stream without it (false, before it is destroyed); the first call decides. */
+  release(open: boolean): void;
+}
+
+/** A file stream as its construction sees it: `_construct` opens the file. */
+type Constructing = ReadStream & { _construct?: (callback: (error?: Error | null) => void) => void };
+
+/**
+ * Holds the opening of `stream`'s file until the caller knows whether the
+ * file will be read, so a response answered without it (from the memo, or
+ * 304) neither opens nor closes a descriptor.
+ *
+ * Why: koa-send makes the stream before the middleware sees it, and the
+ * stream opens its file by itself; each open and close was a thread-pool
+ * round trip, and a 100 KB stylesheet the memo answers took half as much
+ * server CPU again with them (bench/streams.bench.ts against the code
+ * before, docs/performance.md). A stream constructs itself from
+ * `process.nextTick`; koa-send makes it in a promise continuation (after
+ * its own stat), and the continuations that carry the response back up to
+ * the middleware run before any tick, so on the stream path its
+ * `_construct` has not run yet: this wraps it, for this stream only, to
+ * wait for the decision. A stream made synchronously by the last
+ * middleware has started to open already; the wrapper is then never called
+ * and the stream behaves as it always did.
+ */
+export function holdOpen(stream: ReadStream): HeldOpen {
+  const own = stream as Constructing;
+  const construct = own._construct;
+  if (typeof construct !== 'function' || Object.hasOwn(own, '_construct')) return { release: () => undefined };
+  let decision: boolean | undefined;
+  let waiting: ((error?: Error | null) => void) | undefined;
+  own._construct = (callback) => {
+    if (decision === undefined) waiting = callback;
+    else if (decision) construct.call(stream, callback);
+    else callback();
+  };
+  return {
+    release(open) {
+      if (decision !== undefined) return;
+      decision = open;
+      // The wrapper stays: a stream not yet constructed calls it later, and it must keep the decision then.
+      const callback = waiting;
+      waiting = undefined;
+      if (callback === undefined) return;
+      if (open) construct.call(stream, callback);
+      else callback();
+    },
+  };
+}
+
 /** The stream's descriptor, once it has opened its file (rejects if the open fails). */
 export function fileDescriptor(stream: ReadStream): Promise<number> {
   const fd = (stream as ReadStream & { fd: number | null }).fd;

@@ -57,7 +57,7 @@ async function rework(
   // A stream that may be coded with a dictionary is read whole, when small enough, and takes the steps.
   const whole = work.stream && (await shared.dictionaries?.whole(ctx, work.stream, work.type));
   if (whole) work = { ...work, source: whole, stream: undefined };
-  if (work.stream) return respondWithStream(work.stream, work, shared.log);
+  if (work.stream) return respondWithStream(work.stream, work, shared);
   if (recording === undefined && answersFromMemo(cache, shared)) {
     const answered = answeredFromMemo(work, shared);
     const outcome = answered instanceof Promise ? await answered : answered;

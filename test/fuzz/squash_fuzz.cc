@@ -8,9 +8,15 @@
 //   - in structured inputs (below), every pre/textarea/script/style/title/
 //     xmp/listing content and every quoted attribute value comes out byte for
 //     byte, in order;
+//   - streamed = whole: the page fed to kb::squash_stream in pieces cut at
+//     positions derived from the input (one byte at a time, a few bytes,
+//     larger pieces, or one cut; empty pieces included) gives the bytes
+//     squash_html gives the whole page, and never holds back more than
+//     squash_stream::max_held bytes;
 //   - native = twin: the TypeScript twin (scripts/twin-oracle.ts, one Node
-//     child per process) squashes the same bytes with the same options and
-//     must return the same bytes (on a hash-chosen sample, see twin_oracle.h).
+//     child per process) squashes the same bytes with the same options, whole
+//     and fed in the same pieces to its SquashStream, and must return the same
+//     bytes both ways (on a hash-chosen sample, see twin_oracle.h).
 //
 // The first byte chooses the options and the input's shape:
 //   bits 0-1  level 0, 1, 2 (3 counts as 1)
@@ -25,13 +31,16 @@
 // core sees and the bytes the twin sees the same).
 // The request's scheme is the input's length mod 3: unknown, http, https (so
 // a mutation that grows or shrinks the input tries every scheme).
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/squash.h"
+#include "core/squash_stream.h"
 #include "twin_oracle.h"
 
 namespace {
@@ -322,6 +331,67 @@ bytes squash(const u8* in, std::size_t len, const kb::squash_options& opt) {
   return bytes(dst.get(), dst.get() + n);
 }
 
+// The sizes of the pieces a page of `len` bytes is fed in, from a hash of
+// the whole fuzz input, so that a failing input cuts the same way when it is
+// replayed alone, and each mutation tries other cuts: one in sixteen inputs
+// one byte at a time, three in sixteen with one cut anywhere, the rest in
+// pieces of up to 8 bytes (empty ones included) or up to 512. (A piece costs
+// the twin a call: feeding every input a byte at a time halved the rate.)
+std::vector<std::size_t> piece_sizes(const u8* data, std::size_t size, std::size_t len) {
+  std::uint32_t h = 2166136261u;  // FNV-1a
+  for (std::size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 16777619u;
+  const auto next = [&h] {
+    h ^= h << 13, h ^= h >> 17, h ^= h << 5;  // xorshift32
+    return h;
+  };
+  std::vector<std::size_t> sizes;
+  const unsigned mode = next() % 16;
+  if (mode >= 1 && mode <= 3) {
+    if (len != 0) sizes.push_back(next() % (len + 1));
+    return sizes;
+  }
+  for (std::size_t at = 0; at < len;) {
+    const std::uint32_t r = next();
+    const std::size_t n = mode == 0 ? 1 : r % 4 == 0 ? (r >> 2) % 9 : 1 + (r >> 2) % 512;
+    sizes.push_back(n);
+    at += n;
+  }
+  return sizes;
+}
+
+// The page fed to a squash_stream in pieces of `sizes` (then the rest),
+// each in a buffer of its exact size, writing to one buffer of the size the
+// stream asks for the largest piece (so ASan sees any byte read past a piece
+// or written past that bound).
+bytes squash_streamed(const bytes& in, const kb::squash_options& opt, const std::vector<std::size_t>& sizes) {
+  const auto stream = std::make_unique<kb::squash_stream>(opt);
+  std::size_t largest = in.size();
+  for (std::size_t n : sizes) largest = std::max(largest, n);
+  const std::size_t cap = kb::squash_stream::feed_bound(largest);
+  const std::unique_ptr<u8[]> out(new u8[cap]);
+  bytes result;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i <= sizes.size(); ++i) {
+    const std::size_t n = i < sizes.size() ? std::min(sizes[i], in.size() - at) : in.size() - at;
+    const std::unique_ptr<u8[]> chunk(new u8[n]);
+    if (n != 0) std::memcpy(chunk.get(), in.data() + at, n);
+    const std::size_t written = stream->feed(chunk.get(), n, out.get(), cap);
+    if (written == kb::squash_stream::npos || written > cap || stream->held() > kb::squash_stream::max_held) {
+      std::fprintf(stderr, "squash_stream::feed returned %zu for %zu bytes, holding %zu\n", written, n, stream->held());
+      std::abort();
+    }
+    result.insert(result.end(), out.get(), out.get() + written);
+    at += n;
+  }
+  const std::size_t written = stream->finish(out.get(), kb::squash_stream::finish_bound());
+  if (written == kb::squash_stream::npos || written > kb::squash_stream::finish_bound()) {
+    std::fprintf(stderr, "squash_stream::finish returned %zu\n", written);
+    std::abort();
+  }
+  result.insert(result.end(), out.get(), out.get() + written);
+  return result;
+}
+
 bytes high_bytes(const bytes& b) {
   bytes h;
   for (u8 c : b)
@@ -355,18 +425,33 @@ bytes text_model(const bytes& in) {
   return out;
 }
 
-void check_twin(const squash_case& c, const bytes& out) {
+void check_twin(const squash_case& c, const bytes& out, const std::vector<std::size_t>& sizes) {
   bytes req{
-      'S', static_cast<u8>(c.opt.level), static_cast<u8>(c.opt.rewrite_links),
+      'C', static_cast<u8>(c.opt.level), static_cast<u8>(c.opt.rewrite_links),
       static_cast<u8>((c.has_host ? 1 : 0) | (c.has_path ? 2 : 0) | (c.opt.scheme == kb::request_scheme::http ? 4 : 0) |
                       (c.opt.scheme == kb::request_scheme::https ? 8 : 0))};
   kb::fuzz::put_u32(req, static_cast<std::uint32_t>(c.host.size()));
   req.insert(req.end(), c.host.begin(), c.host.end());
   kb::fuzz::put_u32(req, static_cast<std::uint32_t>(c.path.size()));
   req.insert(req.end(), c.path.begin(), c.path.end());
+  kb::fuzz::put_u32(req, static_cast<std::uint32_t>(sizes.size()));
+  for (std::size_t n : sizes) kb::fuzz::put_u32(req, static_cast<std::uint32_t>(n));
   req.insert(req.end(), c.page.begin(), c.page.end());
-  const bytes twin = kb::fuzz::oracle_call(req);
-  if (twin != out) fail("native != twin (expected: twin, actual: native)", c.page.data(), c.page.size(), twin, out);
+  const bytes reply = kb::fuzz::oracle_call(req);
+  // The reply: u32 length of the whole page squashed, those bytes, then the page streamed in the pieces.
+  const std::size_t n = reply.size() < 4 ? 0
+                                         : std::size_t(reply[0]) | std::size_t(reply[1]) << 8 |
+                                               std::size_t(reply[2]) << 16 | std::size_t(reply[3]) << 24;
+  if (reply.size() < 4 || 4 + n > reply.size()) {
+    std::fprintf(stderr, "twin oracle: a malformed reply to C (%zu bytes)\n", reply.size());
+    std::abort();
+  }
+  const bytes whole(reply.begin() + 4, reply.begin() + 4 + static_cast<std::ptrdiff_t>(n));
+  const bytes streamed(reply.begin() + 4 + static_cast<std::ptrdiff_t>(n), reply.end());
+  if (whole != out) fail("native != twin (expected: twin, actual: native)", c.page.data(), c.page.size(), whole, out);
+  if (streamed != out)
+    fail("twin streamed != native whole (expected: native, actual: twin streamed)", c.page.data(), c.page.size(), out,
+         streamed);
 }
 
 }  // namespace
@@ -415,6 +500,11 @@ extern "C" int LLVMFuzzerTestOneInput(const u8* data, std::size_t size) {
     from = found + n;
   }
 
-  if (kb::fuzz::oracle_wants(data, size)) check_twin(c, out);
+  const std::vector<std::size_t> sizes = piece_sizes(data, size, in.size());
+  const bytes streamed = squash_streamed(in, c.opt, sizes);
+  if (streamed != out)
+    fail("streamed != whole (expected: whole, actual: streamed)", in.data(), in.size(), out, streamed);
+
+  if (kb::fuzz::oracle_wants(data, size)) check_twin(c, out, sizes);
   return 0;
 }

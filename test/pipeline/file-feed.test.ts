@@ -1,8 +1,9 @@
 /**
  * Files fed to the compressor through two reused buffers
  * (src/pipeline/file-feed.ts): the bytes are the file's (its range too), no
- * more than two buffers are ever written, and a file that cannot be read
- * ends its response, logged, with its descriptor closed.
+ * more than two buffers are ever written, a file that cannot be read
+ * ends its response, logged, with its descriptor closed, and a held file
+ * opens only if it is released to.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -11,7 +12,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import test from 'ava';
 import { buffer } from '../../src/buffer.ts';
-import { feedFile, isPlainFileStream } from '../../src/pipeline/file-feed.ts';
+import { feedFile, holdOpen, isPlainFileStream } from '../../src/pipeline/file-feed.ts';
 import { koaMajor } from '../helpers/koa-version.ts';
 import { decode, htmlPage, recordingLogger, serve } from '../helpers/serve.ts';
 
@@ -121,3 +122,39 @@ test.serial(
     t.true(logger.count(/EISDIR/) >= 1, 'the read failures are logged');
   },
 );
+
+test('a held file opens only when released to: before or after the stream would have opened it', async (t) => {
+  let opens = 0;
+  // The stream's own file system: it counts the descriptors the stream opens.
+  const counting = {
+    ...fs,
+    open: (...args: Parameters<typeof fs.open>) => {
+      opens++;
+      return (fs.open as (...a: unknown[]) => void)(...args);
+    },
+  };
+  const counted = (): fs.ReadStream =>
+    fs.createReadStream(file, { fs: counting } as Parameters<typeof fs.createReadStream>[1]);
+  const closed = (stream: fs.ReadStream): Promise<void> =>
+    new Promise((resolve) => stream.once('close', () => resolve()));
+  for (const late of [false, true]) {
+    // Released before the stream constructs itself (the next tick), or after it waited for the decision.
+    const skipped = counted();
+    const skip = holdOpen(skipped);
+    if (late) await new Promise<void>((resolve) => setImmediate(resolve));
+    skip.release(false);
+    skipped.destroy();
+    await closed(skipped);
+    t.is(opens, 0, `released unopened ${late ? 'after' : 'before'} the construct: never opened`);
+    const readStream = counted();
+    const read = holdOpen(readStream);
+    if (late) await new Promise<void>((resolve) => setImmediate(resolve));
+    read.release(true);
+    read.release(false); // the first call decides
+    const chunks: Buffer[] = [];
+    for await (const chunk of readStream) chunks.push(chunk as Buffer);
+    t.is(Buffer.concat(chunks).toString(), page);
+    t.is(opens, 1, `released to open ${late ? 'after' : 'before'} the construct: opened once`);
+    opens = 0;
+  }
+});

@@ -111,7 +111,7 @@ test('compressibleTypes takes a predicate, alone or in a list with RegExps', asy
   t.is(response.headers['content-encoding'], undefined);
 });
 
-test('the default compressible types come from mime-db, server-sent events excluded', async (t) => {
+test('the default compressible types come from mime-db, with server-sent events', async (t) => {
   const expected: Array<[string, boolean]> = [
     ['application/wasm', true],
     ['font/ttf', true],
@@ -124,7 +124,7 @@ test('the default compressible types come from mime-db, server-sent events exclu
     ['image/png', false],
     ['application/zip', false],
     ['application/octet-stream', false],
-    ['text/event-stream', false],
+    ['text/event-stream', true],
   ];
   const server = await serve(t, [
     buffer(),

@@ -63,17 +63,25 @@ size_t rewrite_url(const u8* v, size_t n, u8* out, size_t o, const link_target& 
 
 }  // namespace
 
-KB_COLD cursors rewrite_quoted(const u8* in, size_t len, u8* out, size_t p, size_t o, const link_target& t) noexcept {
+// The value's closing quote is looked for within kLinkLookahead bytes: a
+// stream must decide a link before it writes it, and holds back at most that.
+KB_COLD cursors rewrite_quoted(const u8* in, size_t len, u8* out, size_t p, size_t o, const link_target& t, bool final,
+                               size_t clear) noexcept {
   const size_t v0 = p + 1;
-  const size_t v1 = find_byte(in, v0, len, '"');
-  if (v1 == len) {
+  const bool long_enough = len - v0 > kLinkLookahead;
+  const size_t limit = long_enough ? v0 + kLinkLookahead + 1 : len;
+  const size_t from = p + clear > v0 ? p + clear : v0;
+  const size_t v1 = find_byte(in, from < limit ? from : limit, limit, '"');
+  if (v1 == limit) {
+    if (long_enough) return {p, o, link_outcome::plain};
+    if (!final) return {p, o, link_outcome::held};
     std::memcpy(out + o, in + p, len - p);
-    return {len, o + (len - p), false};
+    return {len, o + (len - p), link_outcome::open};
   }
   out[o++] = '"';
   o = rewrite_url(in + v0, v1 - v0, out, o, t);
   out[o++] = '"';
-  return {v1 + 1, o, true};
+  return {v1 + 1, o, link_outcome::closed};
 }
 
 bool names_link(const u8* in, std::uint32_t link, size_t an0, size_t an1) noexcept {

@@ -13,26 +13,29 @@
 
 #include "core/squash.h"
 #include "core/squash/bytes.h"
+#include "core/squash/state.h"
 
 namespace kb::squash {
 
-struct link_target {
-  const u8* host;
-  size_t host_len;
-  const u8* path;
-  size_t path_len;
-  request_scheme scheme;
+// What became of a double-quoted link value.
+enum class link_outcome : u8 {
+  closed,  // written through its closing quote, shortened when it points at this site
+  open,    // unterminated: copied to the end of the input (a final window only)
+  held,    // its closing quote may be in the next window: nothing written
+  plain,   // longer than kLinkLookahead (state.h): never shortened; nothing written
 };
 
 struct cursors {
   size_t p, o;
-  bool closed;  // the value's closing quote was found
+  link_outcome outcome;
 };
 
-// A double-quoted link value at p (on its opening quote), rewritten; an
-// unterminated one is copied to the end of input. Takes and returns the
-// cursors by value, so the caller's stay in registers.
-cursors rewrite_quoted(const u8* in, size_t len, u8* out, size_t p, size_t o, const link_target& t) noexcept;
+// A double-quoted link value at p (on its opening quote), rewritten. `final`:
+// the window ends where the input does; `clear`: that many bytes from p are
+// known to hold no closing quote. Takes and returns the cursors by value, so
+// the caller's stay in registers.
+cursors rewrite_quoted(const u8* in, size_t len, u8* out, size_t p, size_t o, const link_target& t, bool final,
+                       size_t clear) noexcept;
 
 // Whether the attribute name in[an0, an1) is the link of a tag of class
 // `link` (html_tables.h): href of <a>, src of <img>.

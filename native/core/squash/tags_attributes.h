@@ -136,11 +136,10 @@ KB_INLINE void copy_unquoted(const u8* in, size_t len, u8* out, size_t& p, size_
   copy_run(in, len, out, p, o, mask, [](u8 c) { return is_ws(c) || c == '>'; });
 }
 
-// A quoted value, from its opening quote at p through its closing quote.
-// Returns false when unterminated: then it is copied to the end of input.
-KB_INLINE bool copy_quoted(const u8* in, size_t len, u8* out, size_t& p, size_t& o, u8 quote) noexcept {
-  out[o++] = quote;
-  ++p;
+// A quoted value after its opening quote, through its closing quote.
+// Returns false when the input (or a stream's window) ends first: then it is
+// copied to the end.
+KB_INLINE bool copy_quoted_rest(const u8* in, size_t len, u8* out, size_t& p, size_t& o, u8 quote) noexcept {
 #if KB_SQUASH_SSE2
   const __m128i q = _mm_set1_epi8(static_cast<char>(quote));
   while (p + 16 <= len) {
@@ -166,29 +165,77 @@ KB_INLINE bool copy_quoted(const u8* in, size_t len, u8* out, size_t& p, size_t&
   return true;
 }
 
-// A quoted value that may be a link: rewritten when `link` names it.
-KB_INLINE bool copy_value(const u8* in, size_t len, u8* out, size_t& p, size_t& o, u8 quote, std::uint32_t link,
-                          size_t an0, size_t an1, const link_target& target) noexcept {
-  if (link != 0 && quote == '"' && names_link(in, link, an0, an1)) {
-    const cursors c = rewrite_quoted(in, len, out, p, o, target);
-    p = c.p, o = c.o;
-    return c.closed;
-  }
-  return copy_quoted(in, len, out, p, o, quote);
+// A quoted value, from its opening quote at p through its closing quote.
+// Returns false when unterminated: then it is copied to the end of input.
+KB_INLINE bool copy_quoted(const u8* in, size_t len, u8* out, size_t& p, size_t& o, u8 quote) noexcept {
+  out[o++] = quote;
+  ++p;
+  return copy_quoted_rest(in, len, out, p, o, quote);
 }
 
-enum class tag_state : u8 { before_name, attr_name, after_name, before_value, unquoted, after_quoted, self_closing };
+// What became of a quoted value: copied through its closing quote; copied
+// to the end of the input or window (open); or, a link whose closing quote
+// may be in a stream's next window, not written yet (held).
+enum class value : u8 { closed, open, held };
+
+// A quoted value at p, rewritten when `link` says the attribute is the
+// tag's link (link_rewriting.h).
+template <bool Final>
+KB_INLINE value copy_value(const u8* in, size_t len, u8* out, size_t& p, size_t& o, u8 quote, bool link,
+                           window& w) noexcept {
+  if (link) {
+    const cursors c = rewrite_quoted(in, len, out, p, o, w.target, Final, p == 0 ? w.clear_in : 0);
+    if (c.outcome == link_outcome::held) w.clear_out = len - p;  // no closing quote in what the window had
+    if (c.outcome != link_outcome::plain) {
+      p = c.p, o = c.o;
+      if (c.outcome == link_outcome::closed) return value::closed;
+      return c.outcome == link_outcome::held ? value::held : value::open;
+    }
+  }
+  return copy_quoted(in, len, out, p, o, quote) ? value::closed : value::open;
+}
+
+// How a tag body ended: at its '>', at the end of the input (the browser
+// drops such a tag), or at the end of a stream's window (`tc` says where).
+enum class body : u8 { closed, open, stopped };
 
 // The tag body, after the name: attributes and the closing '>'. Follows the
-// tokenizer's attribute states. Returns false when the input ends first (the
-// browser drops such a tag). Attribute names and values are copied in runs;
-// only the bytes that change state are looked at one by one. `link` is the
-// tag's class when its href/src may be rewritten, else 0.
-KB_INLINE bool tag_body(const u8* in, size_t len, u8* out, size_t& p, size_t& o, bool verbatim, std::uint32_t link,
-                        const link_target& target) noexcept {
+// tokenizer's attribute states, starting in those of `tc` (a stream resumes
+// a tag a window cut). Attribute names and values are copied in runs; only
+// the bytes that change state are looked at one by one. `link` is the tag's
+// class when its href/src may be rewritten, else 0.
+//
+// Where a window ends, the tag's bytes so far are written, except two whose
+// output the next bytes decide: a white-space run (one byte, a line feed if
+// any of the run held a line break), kept as one byte for the next window;
+// and an attribute name of up to four bytes in a tag whose link may be
+// rewritten (it may be "href" or "src"), kept whole.
+template <bool Final>
+KB_INLINE body tag_body(const u8* in, size_t len, u8* out, size_t& p, size_t& o, bool verbatim, std::uint32_t link,
+                        window& w, tag_cursor& tc) noexcept {
   using st = tag_state;
-  st s = st::before_name;
-  size_t an0 = 0, an1 = 0;  // the current attribute name
+  constexpr size_t kEarlier = static_cast<size_t>(-1);
+  st s = tc.s;
+  size_t an0 = 0, an1 = 0;  // the current attribute name (an0 kEarlier: named in an earlier window, tc says)
+  // Whether a value quoted with `q` is the tag's link, to be rewritten.
+  const auto link_value = [&](u8 q) {
+    return link != 0 && q == '"' && (an0 == kEarlier ? tc.link_name : names_link(in, link, an0, an1));
+  };
+  const auto stop = [&](st at, u8 quote) {
+    const bool named = at == st::after_name || at == st::before_value;
+    tc = tag_cursor{at, named && link_value('"'), quote};
+    return body::stopped;
+  };
+  if (tc.quote != 0) {  // a quoted value an earlier window cut
+    if (!copy_quoted_rest(in, len, out, p, o, tc.quote)) return Final ? body::open : stop(st::after_quoted, tc.quote);
+    s = st::after_quoted;
+  } else if (s == st::attr_name) {  // an attribute name an earlier window cut: long, so not the link
+    an0 = kEarlier;
+    tc.link_name = false;
+    copy_attr_name(in, len, out, p, o);
+  } else if (s == st::after_name || s == st::before_value) {
+    an0 = kEarlier;
+  }
   while (p < len) {
     const u8 b = in[p];
     if (is_ws(b)) {
@@ -201,19 +248,28 @@ KB_INLINE bool tag_body(const u8* in, size_t len, u8* out, size_t& p, size_t& o,
       if (verbatim) {
         out[o++] = b;
         ++p;
-      } else {
-        copy_tag_space(in, len, out, p, o);
+        continue;
+      }
+      const size_t run = p;
+      copy_tag_space(in, len, out, p, o);
+      if (!Final && p == len && is_collapsible(b)) {  // the run may go on with a line break
+        --o;
+        p = run;
+        w.compact_from = run;
+        return stop(s, 0);
       }
       continue;
     }
     if (b == '>') {  // closes the tag in every state outside a quoted value
       out[o++] = b;
       ++p;
-      return true;
+      return body::closed;
     }
     if (s == st::before_value) {
       if (b == '"' || b == '\'') {
-        if (!copy_value(in, len, out, p, o, b, link, an0, an1, target)) return false;
+        const value v = copy_value<Final>(in, len, out, p, o, b, link_value(b), w);
+        if (v == value::held) return stop(st::before_value, 0);
+        if (v == value::open) return Final ? body::open : stop(st::after_quoted, b);
         s = st::after_quoted;
       } else {
         copy_unquoted(in, len, out, p, o);
@@ -241,18 +297,28 @@ KB_INLINE bool tag_body(const u8* in, size_t len, u8* out, size_t& p, size_t& o,
       s = st::self_closing;
       continue;
     }
-    if (s == st::unquoted) {  // unreachable: its runs stop only on white space or '>'
-      out[o++] = b;
-      ++p;
+    if (s == st::unquoted) {  // a value an earlier window cut: it runs on to white space or '>'
+      copy_unquoted(in, len, out, p, o);
       continue;
     }
     // before_name, after_name, after_quoted, self_closing: a new attribute
     // name starts here; its first byte may be '=' or a quote.
+    const st before = s;
     an0 = p;
     out[o++] = b;
     ++p;
     copy_attr_name(in, len, out, p, o);
     s = st::attr_name;
+    if (!Final && p == len) {
+      if (link == 0 || p - an0 > 4) {
+        tc.link_name = false;
+        an0 = kEarlier;
+        return stop(st::attr_name, 0);
+      }
+      o -= p - an0;  // "href" or "src" perhaps: kept whole for the next window
+      p = an0;
+      return stop(before, 0);
+    }
     // The usual name="value" straight through, without going round the loop.
     if (p + 1 < len && in[p] == '=') {
       an1 = p;
@@ -260,21 +326,119 @@ KB_INLINE bool tag_body(const u8* in, size_t len, u8* out, size_t& p, size_t& o,
       if (q == '"' || q == '\'') {
         out[o++] = '=';
         ++p;
-        if (!copy_value(in, len, out, p, o, q, link, an0, an1, target)) return false;
+        const value v = copy_value<Final>(in, len, out, p, o, q, link_value(q), w);
+        if (v == value::held) return stop(st::before_value, 0);
+        if (v == value::open) return Final ? body::open : stop(st::after_quoted, q);
         s = st::after_quoted;
       }
     }
   }
-  return false;
+  return Final ? body::open : stop(s, 0);
 }
 
 // ---------------------------------------------------------------------------
 // The tag
 // ---------------------------------------------------------------------------
 
-// A tag whose name starts at p + 1 (start tag) or p + 2 (end tag).
-KB_INLINE void tag(state& st, const u8* in, size_t len, u8* out, size_t& p, size_t& o, bool end_tag,
-                   const link_target& target) noexcept {
+// The content of a raw-text element from p, in script state `script`. A
+// stream's window that ends inside it stops there (progress raw_text).
+template <bool Final>
+KB_INLINE bool raw_text(const u8* in, size_t len, u8* out, size_t& p, size_t& o, std::uint32_t f, u8 script,
+                        window& w) noexcept {
+  const raw_scan r = raw_text_scan(in, len, p, f, script, Final);
+  copy_bytes(in, len, out, p, o, r.pos);
+  if (Final || r.found) return false;
+  w.pr = progress{};
+  w.pr.at = resume::raw_text;
+  w.pr.f = f;
+  w.pr.script = r.script;
+  return true;
+}
+
+// What a tag of class `f` does to the state once it has ended (`closed`),
+// or the input has: block edges for the white space around it, <head>,
+// formatting elements, pre/listing depth, and the raw text that follows.
+// Returns true when a stream's window stopped in that raw text.
+template <bool Final>
+KB_INLINE bool tag_end(state& st, const u8* in, size_t len, u8* out, size_t& p, size_t& o, std::uint32_t f,
+                       bool end_tag, bool verbatim, bool closed, window& w) noexcept {
+  const bool block = (f & kBlock) != 0, void_block = (f & kVoid) != 0, styled = (f & kInlineStyled) != 0;
+  const bool outside_after = block & (void_block | end_tag);
+  const bool inner = block & !void_block;
+  if (f & kFormatting) st.formatting = end_tag ? st.formatting - (st.formatting != 0) : st.formatting + 1;
+  std::uint32_t m = (st.mode & ~m_prev) | (outside_after ? (styled ? m_prev_sibling : m_prev_block) : 0u) |
+                    ((inner & !end_tag) ? m_prev_open : 0u);
+  if (!verbatim) {
+    // Head state changes from inside pre/listing are ignored: their opening
+    // tag already cleared m_doc_start and m_in_head, and nothing there sets them.
+    if (f & (kHead | kHeadOk | kHtml | kBase)) {
+      const bool in_head = (f & kHead) ? !end_tag && (m & m_head_allowed) : (f & kHeadOk) && (m & m_in_head);
+      m = (m & ~m_in_head) | (in_head ? m_in_head : 0u);
+      if (end_tag || !(f & kHtml)) m &= ~m_head_allowed;
+      if (!end_tag && (f & kBase)) m &= ~m_rewrite;
+    } else {
+      m &= ~(m_in_head | m_head_allowed);
+    }
+    m &= ~m_doc_start;
+  }
+  if (m & m_in_head) m |= m_prev_in_head;
+  st.mode = m;
+  if (!(f & (kPreLike | kRaw)) || !closed) return false;
+  if (end_tag) {
+    if ((f & kPreLike) && st.depth != 0 && --st.depth == 0) st.mode &= ~m_verbatim;
+    return false;
+  }
+  if (f & kPreLike) {
+    ++st.depth;
+    st.mode |= m_verbatim;
+  }
+  if (f & kRaw) return raw_text<Final>(in, len, out, p, o, f, s_data, w);
+  return false;
+}
+
+// The rest of a tag whose name (of class `f`) ends at n1, after the white
+// space before it was decided: the name, the body, what the tag does.
+// Returns true when a stream's window stopped inside it (w.pr says where).
+template <bool Final>
+KB_INLINE bool tag_rest(state& st, const u8* in, size_t len, u8* out, size_t& p, size_t& o, size_t n1, std::uint32_t f,
+                        bool end_tag, window& w) noexcept {
+  const bool verbatim = (st.mode & m_verbatim) != 0;
+  bool closed;
+  if (n1 < len && in[n1] == '>') {  // no attributes: the tag in one copy
+    copy_bytes(in, len, out, p, o, n1 + 1);
+    closed = true;
+  } else {
+    copy_bytes(in, len, out, p, o, n1);
+    if (!Final && n1 == len) {  // a name longer than any listed one goes on
+      w.pr = progress{};
+      w.pr.at = resume::tag_name;
+      w.pr.f = f;
+      w.pr.end_tag = end_tag;
+      return true;
+    }
+    const bool link = !end_tag && !verbatim && (st.mode & m_rewrite) && (f & (kAnchor | kImg));
+    tag_cursor tc;
+    const body b = tag_body<Final>(in, len, out, p, o, verbatim, link ? f : 0, w, tc);
+    if (!Final && b == body::stopped) {
+      w.pr = progress{};
+      w.pr.at = resume::tag_body;
+      w.pr.f = f;
+      w.pr.end_tag = end_tag;
+      w.pr.tag = tc;
+      return true;
+    }
+    closed = b == body::closed;
+  }
+  return tag_end<Final>(st, in, len, out, p, o, f, end_tag, verbatim, closed, w);
+}
+
+// A tag whose name starts at p + 1 (start tag) or p + 2 (end tag). Returns
+// true when a stream's window stopped: before the tag (p unchanged) when its
+// name may go on in the next window, which would change its class; else
+// inside it.
+template <bool Final>
+KB_INLINE bool tag(state& st, const u8* in, size_t len, u8* out, size_t& p, size_t& o, bool end_tag,
+                   window& w) noexcept {
   const size_t n0 = p + (end_tag ? 2 : 1);
   size_t n1;
   std::uint32_t f;
@@ -306,6 +470,7 @@ KB_INLINE void tag(state& st, const u8* in, size_t len, u8* out, size_t& p, size
     while (n1 < len && !is_name_end(in[n1])) ++n1;
     f = classify_tag(in + n0, n1 - n0);
   }
+  if (!Final && n1 == len && n1 - n0 <= 10) return true;  // the name may go on
   // White space before a block start tag or after a block end tag lies
   // outside the block's box, at a line edge. White space just inside a
   // block (after <div>, before </div>) is not removed for the block's sake
@@ -315,48 +480,10 @@ KB_INLINE void tag(state& st, const u8* in, size_t len, u8* out, size_t& p, size
   // tag ends it: line edges for a run beside an inline-styled tag.
   const bool block = (f & kBlock) != 0, void_block = (f & kVoid) != 0, styled = (f & kInlineStyled) != 0;
   const bool outside = block & (void_block | !end_tag);
-  const bool outside_after = block & (void_block | end_tag);
   const bool inner = block & !void_block;
-  const bool verbatim = (st.mode & m_verbatim) != 0;
   o = flush(st, out, o,
             outside ? (styled ? kind::sibling : kind::block) : ((inner & end_tag) ? kind::close : kind::neutral));
-  bool closed;
-  if (n1 < len && in[n1] == '>') {  // no attributes: the tag in one copy
-    copy_bytes(in, len, out, p, o, n1 + 1);
-    closed = true;
-  } else {
-    copy_bytes(in, len, out, p, o, n1);
-    const bool link = !end_tag && !verbatim && (st.mode & m_rewrite) && (f & (kAnchor | kImg));
-    closed = tag_body(in, len, out, p, o, verbatim, link ? f : 0, target);
-  }
-  if (f & kFormatting) st.formatting = end_tag ? st.formatting - (st.formatting != 0) : st.formatting + 1;
-  std::uint32_t m = (st.mode & ~m_prev) | (outside_after ? (styled ? m_prev_sibling : m_prev_block) : 0u) |
-                    ((inner & !end_tag) ? m_prev_open : 0u);
-  if (!verbatim) {
-    // Head state changes from inside pre/listing are ignored: their opening
-    // tag already cleared m_doc_start and m_in_head, and nothing there sets them.
-    if (f & (kHead | kHeadOk | kHtml | kBase)) {
-      const bool in_head = (f & kHead) ? !end_tag && (m & m_head_allowed) : (f & kHeadOk) && (m & m_in_head);
-      m = (m & ~m_in_head) | (in_head ? m_in_head : 0u);
-      if (end_tag || !(f & kHtml)) m &= ~m_head_allowed;
-      if (!end_tag && (f & kBase)) m &= ~m_rewrite;
-    } else {
-      m &= ~(m_in_head | m_head_allowed);
-    }
-    m &= ~m_doc_start;
-  }
-  if (m & m_in_head) m |= m_prev_in_head;
-  st.mode = m;
-  if (!(f & (kPreLike | kRaw)) || !closed) return;
-  if (end_tag) {
-    if ((f & kPreLike) && st.depth != 0 && --st.depth == 0) st.mode &= ~m_verbatim;
-    return;
-  }
-  if (f & kPreLike) {
-    ++st.depth;
-    st.mode |= m_verbatim;
-  }
-  if (f & kRaw) copy_bytes(in, len, out, p, o, raw_text_end(in, len, p, f));
+  return tag_rest<Final>(st, in, len, out, p, o, n1, f, end_tag, w);
 }
 
 }  // namespace kb::squash

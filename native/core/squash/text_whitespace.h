@@ -147,7 +147,9 @@ KB_INLINE size_t flush(state& st, u8* out, size_t o, kind next) noexcept {
   const bool edge = ((m & (m_prev_block | m_prev_in_head)) != 0) | (next == kind::block) |
                     (((m & m_prev_sibling) != 0) & line_end) | (line_start & (next == kind::sibling));
   const bool drop = tags & edge & (st.formatting == 0);
-  out[o] = (m & m_ws_lf) ? '\n' : ' ';  // in bounds: a pending run has consumed input, so o < p
+  // In bounds: a pending run has consumed input, so o < p; or, in a stream's
+  // window, the run is from an earlier one, for which the output has room.
+  out[o] = (m & m_ws_lf) ? '\n' : ' ';
   return o + !drop;
 }
 

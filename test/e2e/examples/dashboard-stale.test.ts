@@ -15,6 +15,9 @@ import { chromiumSkipReason } from '../../helpers/chromium.ts';
 import { type DemoSite, launchScriptedChromium, openDashboard, startDemo } from '../../helpers/dashboard.ts';
 import { rawRequest } from '../../helpers/serve.ts';
 
+/** An element in the page, as evaluated: the tests read attributes only (React's types leave Element empty without the DOM lib). */
+type Attributed = { getAttribute(name: string): string | null };
+
 const serial = chromiumSkipReason === undefined ? test.serial : test.skip;
 const skipped = chromiumSkipReason === undefined ? '' : ` (skipped: ${chromiumSkipReason})`;
 
@@ -73,7 +76,7 @@ serial(
     );
     t.regex(await verdict.innerText(), /X-Cache: 10 STALE\./);
     const dots = page.locator('[data-result="stale"] svg circle');
-    const fills = await dots.evaluateAll((circles) => circles.map((c) => c.getAttribute('fill')));
+    const fills = await dots.evaluateAll((circles) => circles.map((c) => (c as Attributed).getAttribute('fill')));
     t.is(fills.length, 10);
     const legend = await page.locator('[data-result="stale"] .legend').innerHTML();
     const staleColour = /<span style="background:(#[0-9a-f]{6})"><\/span>STALE/.exec(legend)?.[1];

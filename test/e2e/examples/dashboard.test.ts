@@ -21,6 +21,9 @@ import {
 } from '../../helpers/dashboard.ts';
 import { decode, rawRequest } from '../../helpers/serve.ts';
 
+/** An element in the page, as evaluated: the tests read attributes only (React's types leave Element empty without the DOM lib). */
+type Attributed = { getAttribute(name: string): string | null };
+
 const serial = chromiumSkipReason === undefined ? test.serial : test.skip;
 const skipped = chromiumSkipReason === undefined ? '' : ` (skipped: ${chromiumSkipReason})`;
 
@@ -235,7 +238,7 @@ serial(
 
     const saved = await box
       .locator('[data-counter$=".saved"]')
-      .evaluateAll((cells) => cells.map((cell) => Number(cell.getAttribute('data-value'))));
+      .evaluateAll((cells) => cells.map((cell) => Number((cell as Attributed).getAttribute('data-value'))));
     t.true(
       saved.some((n) => n > 0),
       `some coding saved bytes: ${saved.join(', ')}`,

@@ -1,13 +1,17 @@
 // C++ tests of the HTML squasher core: hand-written rule cases, boundary
 // lengths around the 16-byte scanner, malformed input, and seeded random
 // inputs checked for the invariants (never longer, idempotent, text-only
-// inputs equal to a one-line reference collapse). Runs under ASan/UBSan too.
+// inputs equal to a one-line reference collapse); and the stream squasher
+// (squash_stream.h) against the whole-body one over cuts at every byte.
+// Runs under ASan/UBSan too.
 #include "core/html_tables.h"
 #include "core/squash.h"
 #include "core/squash/tags_attributes.h"
+#include "core/squash_stream.h"
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -433,6 +437,128 @@ TEST(every_prefix_of_a_page_is_safe) {
     ASSERT_TRUE(once.size() <= in.size());
     ASSERT_BYTES_EQ(squash(once, opt), once);
   }
+}
+
+TEST(look_ahead_bounds_of_comments_and_links) {
+  // A comment is decided within kCommentLookahead bytes of its "<!--": one
+  // whose end comes later is kept, as an unterminated one is.
+  const std::size_t limit = kb::squash::kCommentLookahead;
+  const std::string fits = "<p>a <!--" + std::string(limit - 7, 'x') + "--> b</p>";  // "<!--" … "-->": the limit
+  ASSERT_BYTES_EQ(squash(fits), "<p>a b</p>");
+  const std::string longer = "<p>a <!--" + std::string(limit - 6, 'x') + "--> b</p>";
+  ASSERT_BYTES_EQ(squash(longer), longer);
+  // A link value is shortened only when it is at most kLinkLookahead bytes long.
+  const kb::squash_options opt = links("h");
+  const std::string path = "/" + std::string(kb::squash::kLinkLookahead - 9, 'p');  // "http://h" + path: the limit
+  ASSERT_BYTES_EQ(squash("<a href=\"http://h" + path + "\">", opt), "<a href=\"" + path + "\">");
+  const std::string too_long = "<a href=\"http://h" + path + "p\">";
+  ASSERT_BYTES_EQ(squash(too_long, opt), too_long);
+  // A form feed past the run after a comment keeps it, whatever follows it.
+  ASSERT_BYTES_EQ(squash("<b>x</b> <!-- c --> \f y"), "<b>x</b> <!-- c --> \f y");
+  ASSERT_BYTES_EQ(squash("<b>x</b> <!-- c --> y \f"), "<b>x</b> y \f");
+}
+
+// The body fed to a squash_stream cut at `cuts` (positions in the input,
+// ascending), through buffers of the exact sizes the stream promises to
+// need, so ASan sees any byte written past them. Also checks the bound on
+// what is held back.
+std::string stream_squash(const std::string& in, const kb::squash_options& opt, const std::vector<std::size_t>& cuts) {
+  const auto stream = std::make_unique<kb::squash_stream>(opt);
+  std::string result;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i <= cuts.size(); ++i) {
+    const std::size_t end = i < cuts.size() ? std::min(std::max(cuts[i], at), in.size()) : in.size();
+    const std::vector<std::uint8_t> chunk(in.begin() + static_cast<std::ptrdiff_t>(at),
+                                          in.begin() + static_cast<std::ptrdiff_t>(end));
+    std::vector<std::uint8_t> out(kb::squash_stream::feed_bound(chunk.size()));
+    const std::size_t n = stream->feed(chunk.data(), chunk.size(), out.data(), out.size());
+    if (n == kb::squash_stream::npos || stream->held() > kb::squash_stream::max_held) {
+      KB_FAIL_AT("feed returned %zu, holding %zu bytes", n, stream->held());
+      return {};
+    }
+    result.append(reinterpret_cast<const char*>(out.data()), n);
+    at = end;
+  }
+  std::vector<std::uint8_t> out(kb::squash_stream::finish_bound());
+  const std::size_t n = stream->finish(out.data(), out.size());
+  if (n == kb::squash_stream::npos) {
+    KB_FAIL_AT("finish refused a buffer of finish_bound() bytes");
+    return {};
+  }
+  result.append(reinterpret_cast<const char*>(out.data()), n);
+  return result;
+}
+
+const char* const kStreamPage =
+    "\xEF\xBB\xBF<!DOCTYPE html>\r\n<html>\r\n <head>\r\n  <title> T </title>\r\n  <script>if (a<b) "
+    "x = '<!--<script>'</script>\r\n </head>\r\n <body class=\"a  b\">\r\n  <!-- c -->\r\n  <pre> p  </pre>\r\n"
+    "  <p>x <a href=\"http://h/p?q\">l</a> <A\n HREF = \"//h/\" >y</A></p><textarea> t </textarea>\r\n"
+    "  <ul> <li>a</li> <li>b</li> </ul><?php x ?><!-- k --> \f <b>z</b><my-element-name "
+    "x=1>\xC2\xA0</my-element-name>\r\n"
+    "  <style>p{}</style><![CDATA[ x ]]></ p><!--[if IE]> <![endif]-->\r\n </body>\r\n</html>\r\n";
+
+TEST(stream_equals_whole_cut_anywhere_once_or_twice) {
+  const std::string page = kStreamPage;
+  for (const kb::squash_options& opt : {kb::squash_options{}, links("h", "/p")}) {
+    const std::string whole = squash(page, opt);
+    ASSERT_BYTES_EQ(stream_squash(page, opt, {}), whole);
+    for (std::size_t i = 0; i <= page.size(); ++i) {
+      ASSERT_BYTES_EQ(stream_squash(page, opt, {i}), whole);
+      for (std::size_t j = i; j <= page.size(); j += 7) ASSERT_BYTES_EQ(stream_squash(page, opt, {i, j}), whole);
+    }
+    std::vector<std::size_t> every;  // one byte at a time
+    for (std::size_t i = 1; i < page.size(); ++i) every.push_back(i);
+    ASSERT_BYTES_EQ(stream_squash(page, opt, every), whole);
+  }
+}
+
+TEST(stream_equals_whole_on_random_soup_in_random_pieces) {
+  std::mt19937 rng(11);
+  const kb::squash_options opts[] = {kb::squash_options{}, links("h", "/x"),
+                                     links("h", "/x", kb::request_scheme::https)};
+  for (int round = 0; round < 20000; ++round) {
+    std::string in = random_soup(rng);
+    if (rng() % 100 == 0) {  // past the look-ahead of a comment, or of a link
+      in += rng() % 2 ? "<!--" + std::string(kb::squash::kCommentLookahead - 8 + rng() % 16, '-') + "-->"
+                      : "<a href=\"//h/" + std::string(kb::squash::kLinkLookahead - 8 + rng() % 16, 'y') + "\">";
+      in += random_soup(rng);
+    }
+    const kb::squash_options& opt = opts[rng() % 3];
+    std::vector<std::size_t> cuts;
+    for (std::size_t at = 0; at < in.size();) {
+      at += rng() % 4 == 0 ? 1 + rng() % 400 : rng() % 8;
+      cuts.push_back(at);
+    }
+    const std::string whole = squash(in, opt), streamed = stream_squash(in, opt, cuts);
+    if (streamed != whole) std::fprintf(stderr, "  input: %s\n", in.c_str());
+    ASSERT_BYTES_EQ(streamed, whole);
+  }
+}
+
+TEST(stream_holds_back_at_most_a_comment_and_refuses_small_buffers) {
+  // A long unterminated comment: held up to the look-ahead, then written as it comes.
+  const std::string page = "<p>a <!--" + std::string(3 * kb::squash::kCommentLookahead, 'x');
+  std::vector<std::size_t> cuts;
+  for (std::size_t at = 1000; at < page.size(); at += 1000) cuts.push_back(at);
+  ASSERT_BYTES_EQ(stream_squash(page, {}, cuts), page);
+  const auto stream = std::make_unique<kb::squash_stream>(kb::squash_options{});
+  const std::uint8_t in[] = {'<', 'p', '>', 'a', ' '};
+  std::vector<std::uint8_t> out(kb::squash_stream::feed_bound(sizeof in));
+  ASSERT_TRUE(stream->feed(in, sizeof in, out.data(), out.size() - 1) == kb::squash_stream::npos);
+  ASSERT_TRUE(stream->feed(in, sizeof in, out.data(), out.size()) == 4);  // the run after "a" is pending: state
+  ASSERT_TRUE(stream->held() == 0);
+  ASSERT_BYTES_EQ(std::string(reinterpret_cast<const char*>(out.data()), 4), "<p>a");
+  ASSERT_TRUE(stream->finish(out.data(), kb::squash_stream::finish_bound()) == 1);
+  ASSERT_TRUE(out[0] == ' ');
+  ASSERT_TRUE(stream->finish(out.data(), kb::squash_stream::finish_bound()) == kb::squash_stream::npos);
+  ASSERT_TRUE(stream->feed(in, sizeof in, out.data(), out.size()) == kb::squash_stream::npos);
+}
+
+TEST(stream_at_level_zero_copies) {
+  kb::squash_options opt;
+  opt.level = 0;
+  const std::string in = "  <div>  <!-- c -->  </div>  ";
+  ASSERT_BYTES_EQ(stream_squash(in, opt, {3, 9, 10}), in);
 }
 
 }  // namespace

@@ -59,6 +59,33 @@ const cases: RuleCase[] = [
     expected: '<b>x</b> <!-- c --> \f <i>',
   },
   { rule: 'a form feed inside other text does not keep a comment', input: 'a\f<!-- c --> b', expected: 'a\f b' },
+  {
+    rule: 'a form feed first past the run after a comment keeps it, whatever follows (a stream looks no further)',
+    input: '<b>x</b> <!-- c --> \f y',
+    expected: '<b>x</b> <!-- c --> \f y',
+  },
+  {
+    rule: 'a comment whose end lies past 32 KiB is kept, as an unterminated one is',
+    input: `<p>a <!--${'x'.repeat(32 * 1024 - 6)}--> b</p>`,
+    expected: `<p>a <!--${'x'.repeat(32 * 1024 - 6)}--> b</p>`,
+  },
+  {
+    rule: 'a comment of 32 KiB goes',
+    input: `<p>a <!--${'x'.repeat(32 * 1024 - 7)}--> b</p>`,
+    expected: '<p>a b</p>',
+  },
+  {
+    rule: 'a link value longer than 4 KiB is not shortened (its end decides it)',
+    input: `<a href="http://example.com:8080/${'p'.repeat(4096 - 23)}">`,
+    expected: `<a href="http://example.com:8080/${'p'.repeat(4096 - 23)}">`,
+    options: link(),
+  },
+  {
+    rule: 'a link value of 4 KiB is shortened',
+    input: `<a href="http://example.com:8080/${'p'.repeat(4096 - 24)}">`,
+    expected: `<a href="/${'p'.repeat(4096 - 24)}">`,
+    options: link(),
+  },
   { rule: 'a run holding only a CR becomes a line feed', input: 'a \r b', expected: 'a\nb' },
   { rule: 'CR in a tag is a line break', input: '<div\r   class=x>', expected: '<div\nclass=x>' },
   { rule: 'a lone tab becomes a space', input: 'a\tb', expected: 'a b' },

@@ -2,11 +2,11 @@
  * Stage: link rewriting (native/core/squash/link_rewriting.{h,cc}, where the
  * rules are explained): a double-quoted <a href> or <img src> to this site
  * becomes root-relative, or "?query" for the request path, only when its
- * scheme is the request's or absent ("//").
+ * scheme is the request's or absent ("//"), and when its value is at most LINK_LOOKAHEAD bytes long.
  */
-import { BACKSLASH, CR, HASH, LF, QUESTION, SLASH, TAB, ascii, ieq, lower } from './bytes.ts';
+import { BACKSLASH, CR, DQUOTE, HASH, LF, QUESTION, SLASH, TAB, ascii, ieq, lower } from './bytes.ts';
 import { ANCHOR } from './html-tables.ts';
-import { SCHEME_HTTP, SCHEME_HTTPS, type SquashState } from './state.ts';
+import { LINK_LOOKAHEAD, SCHEME_HTTP, SCHEME_HTTPS, type SquashState } from './state.ts';
 
 const HTTP = ascii('http://');
 const HTTPS = ascii('https://');
@@ -28,22 +28,40 @@ function authorityStart(s: SquashState, v: number, n: number): number {
   return 0;
 }
 
+// What became of a double-quoted link value (link_rewriting.h, `link_outcome`).
+/** Written through its closing quote, shortened when it points at this site. */
+export const LINK_CLOSED = 0;
+/** Unterminated: copied to the end of the input (a final window only). */
+export const LINK_OPEN = 1;
+/** Its closing quote may be in the next window: nothing written. */
+export const LINK_HELD = 2;
+/** Longer than LINK_LOOKAHEAD: never shortened; nothing written. */
+export const LINK_PLAIN = 3;
+
 /**
- * A double-quoted link value at the cursor (on its opening quote), rewritten;
- * false when unterminated (then copied to the end of input).
+ * A double-quoted link value at the cursor (on its opening quote), rewritten. Its closing quote is looked for
+ * within LINK_LOOKAHEAD bytes (a stream must decide a link before it writes it), past the first `clear` bytes,
+ * which are known to hold none.
  */
-export function rewriteQuoted(s: SquashState, quote: number): boolean {
-  const v0 = s.p + 1;
-  const v1 = s.findByte(v0, quote);
-  if (v1 === s.len) {
+export function rewriteQuoted(s: SquashState, clear: number): number {
+  const p = s.p;
+  const v0 = p + 1;
+  const longEnough = s.len - v0 > LINK_LOOKAHEAD;
+  const limit = longEnough ? v0 + LINK_LOOKAHEAD + 1 : s.len;
+  const from = Math.min(Math.max(p + clear, v0), limit);
+  let v1 = s.src.indexOf(DQUOTE, from);
+  if (v1 < 0 || v1 >= limit) v1 = limit;
+  if (v1 === limit) {
+    if (longEnough) return LINK_PLAIN;
+    if (!s.final) return LINK_HELD;
     s.copyTo(s.len);
-    return false;
+    return LINK_OPEN;
   }
-  s.dst[s.o++] = quote;
+  s.dst[s.o++] = DQUOTE;
   rewriteUrl(s, v0, v1 - v0);
-  s.dst[s.o++] = quote;
+  s.dst[s.o++] = DQUOTE;
   s.p = v1 + 1;
-  return true;
+  return LINK_CLOSED;
 }
 
 function rewriteUrl(s: SquashState, v: number, n: number): void {

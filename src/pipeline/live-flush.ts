@@ -1,0 +1,46 @@
+/**
+ * A live stream's compressor flushed whenever its source has nothing more
+ * ready, so every byte the application wrote (a page's shell before a slow
+ * part renders, one server-sent event) can be decoded by the client at once
+ * instead of waiting in the compressor's window until it fills or the
+ * stream ends: gzip and deflate with a sync flush, brotli with its flush
+ * operation, zstd with an end-of-block flush. The writes of one turn of the
+ * event loop share one flush, so a burst costs one flush, not one per chunk.
+ * A plain file keeps the non-flushing path (file-feed.ts): it is read as
+ * fast as it compresses, and a flush would only cost it bytes.
+ */
+import type { Readable, Transform } from 'node:stream';
+import zlib from 'node:zlib';
+import type { Coding } from '../http/negotiate.ts';
+
+/** Flushes what `compressor` holds, as its coding flushes without ending. */
+function flush(compressor: Transform, coding: Coding): void {
+  if (coding === 'br') (compressor as zlib.BrotliCompress).flush(zlib.constants.BROTLI_OPERATION_FLUSH);
+  else if (coding === 'zstd') (compressor as Transform & { flush(): void }).flush();
+  else (compressor as zlib.Gzip).flush(zlib.constants.Z_SYNC_FLUSH);
+}
+
+/**
+ * After each chunk `source` hands to `compressor` (through a pipe set up
+ * before this is called, so this listener changes no flowing state), a
+ * flush is queued for the end of the turn when nothing more is buffered in
+ * the source. Between them, a `squasher` (an HTML stream squashed as it
+ * flows, encoding/squash-transform.ts) passes on at once all that a chunk
+ * decides, so the flush follows each output of the squasher instead: what
+ * it holds back waits for bytes the source has not written, and a flush
+ * could not send it. One that still has chunks to pass on (held up by a slow
+ * client) is flushed after its next output.
+ */
+export function flushWhenIdle(source: Readable, compressor: Transform, coding: Coding, squasher?: Transform): void {
+  let queued = false;
+  const run = (): void => {
+    queued = false;
+    if (squasher && (squasher.writableLength > 0 || squasher.readableLength > 0)) return;
+    if (!compressor.writableEnded && !compressor.destroyed) flush(compressor, coding);
+  };
+  (squasher ?? source).on('data', () => {
+    if (queued || source.readableLength > 0) return;
+    queued = true;
+    setImmediate(run);
+  });
+}
