@@ -89,6 +89,9 @@ function recording(backend: LockBackend, request: Request): { backend: LockBacke
       },
       release: (held) => backend.release(held),
       ...(backend.expire ? { expire: backend.expire.bind(backend) } : {}),
+      ...(backend.waitForRelease
+        ? { waitForRelease: (key, ms, options) => backend.waitForRelease!(key, ms, options).then(seen) }
+        : {}),
     } as LockBackend,
     guard: () => guard,
   };
@@ -161,8 +164,9 @@ async function main(argv: string[]): Promise<number> {
 
   try {
     const { backend, guard } = recording(raw, request);
-    // Polls every 50 ms at most, so a waiter runs within about 50 ms of the holder's end. exptime is the
-    // Redis ttl of the lock; the waiting Lock wants it at least as long as the wait.
+    // Woken by the holder's release where the backend can be (flock(1) installed, Redis pub/sub), within a
+    // few milliseconds; otherwise, or when a Redis message is lost, polling every 50 ms at most. exptime is
+    // the Redis ttl of the lock; the waiting Lock wants it at least as long as the wait.
     const lock = new Lock(backend, {
       timeout: request.wait,
       step: 0.001,
