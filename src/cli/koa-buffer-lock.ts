@@ -32,7 +32,8 @@ KEY, so that only one copy runs at a time, and exits with its status.
   --redis URL               lock in Redis (redis:// or rediss://): processes of many hosts
   -n, --nonblock            give up at once when the lock is busy (the default)
   -w, --wait, --timeout SECONDS
-                            wait up to SECONDS for a busy lock; also takes durations such as "5 minutes"
+                            wait up to SECONDS for a busy lock, starting as soon as it is released;
+                            also takes durations such as "5 minutes"
   -E, --conflict-exit-code CODE
                             exit with CODE (0-255) when the lock stays busy (default 75)
   -c, --command 'COMMAND'   run COMMAND through sh -c

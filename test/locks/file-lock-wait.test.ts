@@ -4,7 +4,7 @@
  * the holder's release (or death) to the waiter's acquire measured on the
  * one monotonic clock every process shares.
  */
-import test, { type ExecutionContext } from 'ava';
+import test, { type ExecutionContext, type Implementation } from 'ava';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,8 +16,13 @@ import type { LockBackend } from '../../src/locks/protocol.ts';
 import { md5 } from '../../src/native/exports.ts';
 import { fixture, spawnChild, type LineChild } from '../helpers/children.ts';
 
-// Timing tests: one at a time, so they do not compete with each other for the two cores.
-const serial = spawnSync('/usr/bin/flock', ['--version']).error ? test.serial.skip : test.serial;
+const haveFlock = !spawnSync('/usr/bin/flock', ['--version']).error;
+
+/** Timing tests run one at a time, so they do not compete for the cores; without flock(1) they say what to install. */
+function serial(title: string, implementation: Implementation<[]>): void {
+  if (haveFlock) test.serial(title, implementation);
+  else test.serial.skip(`${title} (skipped: install util-linux for /usr/bin/flock)`, implementation);
+}
 
 /** Generous for a noisy shared machine; polling with the default maxStep of 0.5 s takes up to 500 ms. */
 const wokenWithinMs = 150;
