@@ -52,4 +52,5 @@ export type {
   AcquireResult,
   ReleaseResult,
   AcquireOptions,
+  WaitOptions,
 } from './locks/index.ts';

@@ -32,7 +32,8 @@ KEY, so that only one copy runs at a time, and exits with its status.
   --redis URL               lock in Redis (redis:// or rediss://): processes of many hosts
   -n, --nonblock            give up at once when the lock is busy (the default)
   -w, --wait, --timeout SECONDS
-                            wait up to SECONDS for a busy lock; also takes durations such as "5 minutes"
+                            wait up to SECONDS for a busy lock, starting as soon as it is released;
+                            also takes durations such as "5 minutes"
   -E, --conflict-exit-code CODE
                             exit with CODE (0-255) when the lock stays busy (default 75)
   -c, --command 'COMMAND'   run COMMAND through sh -c
@@ -89,6 +90,9 @@ function recording(backend: LockBackend, request: Request): { backend: LockBacke
       },
       release: (held) => backend.release(held),
       ...(backend.expire ? { expire: backend.expire.bind(backend) } : {}),
+      ...(backend.waitForRelease
+        ? { waitForRelease: (key, ms, options) => backend.waitForRelease!(key, ms, options).then(seen) }
+        : {}),
     } as LockBackend,
     guard: () => guard,
   };
@@ -161,8 +165,9 @@ async function main(argv: string[]): Promise<number> {
 
   try {
     const { backend, guard } = recording(raw, request);
-    // Polls every 50 ms at most, so a waiter runs within about 50 ms of the holder's end. exptime is the
-    // Redis ttl of the lock; the waiting Lock wants it at least as long as the wait.
+    // Woken by the holder's release where the backend can be (flock(1) installed, Redis pub/sub), within a
+    // few milliseconds; otherwise, or when a Redis message is lost, polling every 50 ms at most. exptime is
+    // the Redis ttl of the lock; the waiting Lock wants it at least as long as the wait.
     const lock = new Lock(backend, {
       timeout: request.wait,
       step: 0.001,

@@ -4,8 +4,10 @@
  * `dir/md5(utf8(key)).lock`; the lock lives as long as the descriptor held
  * in the guard, so a process that dies frees its locks at once.
  */
-import { fstatSync, statSync, unlinkSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { accessSync, constants as fsConstants, fstatSync, statSync, unlinkSync } from 'node:fs';
 import { constants } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BufferOptionError } from '../base/errors.ts';
 import type { Messages } from '../base/messages.ts';
 import { flock } from '../native/core.ts';
@@ -15,6 +17,60 @@ import { errorText, shownValue } from '../base/describe.ts';
 import { type MessagesOption, keyProblem, messagesFrom } from './checks.ts';
 import { type DirProblem, ensureLockDir } from './lock-dir.ts';
 import type { AcquireResult, LockBackend, ReleaseResult } from './protocol.ts';
+
+/**
+ * flock(1) of util-linux, found once. A blocking flock(2) cannot run on the
+ * event loop, and in a worker thread it could not be abandoned: a thread
+ * blocked in the kernel ignores Worker.terminate(), and process exit waits
+ * for it. A child process blocked in flock(2) dies at SIGKILL. Fixed paths
+ * rather than $PATH: a library must not run whatever a search path names.
+ */
+let flockProgram: string | null | undefined;
+function flockCommand(): string | null {
+  if (flockProgram === undefined) {
+    flockProgram = null;
+    for (const candidate of ['/usr/bin/flock', '/bin/flock', '/usr/local/bin/flock']) {
+      try {
+        accessSync(candidate, fsConstants.X_OK);
+        flockProgram = candidate;
+        break;
+      } catch {
+        // not here
+      }
+    }
+  }
+  return flockProgram;
+}
+
+/**
+ * Blocks in flock(LOCK_EX) on `fd` in a flock(1) child, which shares the
+ * open file description, so the lock it takes is ours once it exits 0. Gives
+ * up after `ms` by killing the child. Resolves only once the child is gone,
+ * so nothing but `fd` can be left holding the lock: 'taken' when it is held
+ * on `fd` (taken just before the deadline included), 'timeout', or 'failed'
+ * when flock(1) could not run or was killed by someone else.
+ */
+function blockingFlock(program: string, fd: number, ms: number): Promise<'taken' | 'timeout' | 'failed'> {
+  return new Promise((resolve) => {
+    // -w as well: an orphan left by a killed waiter gives up on its own.
+    const seconds = (Math.ceil(ms) / 1000 + 1).toFixed(3);
+    let late = false;
+    const child = spawn(program, ['-x', '-w', seconds, '3'], { stdio: ['ignore', 'ignore', 'ignore', fd] });
+    const timer = setTimeout(
+      () => {
+        late = true;
+        child.kill('SIGKILL');
+      },
+      Math.max(0, ms),
+    );
+    const done = (outcome: 'taken' | 'timeout' | 'failed'): void => {
+      clearTimeout(timer);
+      resolve(outcome);
+    };
+    child.once('error', () => done('failed'));
+    child.once('exit', (code) => done(code === 0 ? 'taken' : late ? 'timeout' : 'failed'));
+  });
+}
 
 /** Options of {@link FileLock}. */
 export interface FileLockOptions {
@@ -62,6 +118,13 @@ export class FileLockGuard {
  */
 let finalizer: FinalizationRegistry<number> | undefined;
 
+/** The guard of a held descriptor, closed by the finalizer if dropped. */
+function guardOf(fd: number, path: string): FileLockGuard {
+  const guard = new FileLockGuard(fd, path);
+  (finalizer ??= new FinalizationRegistry((held) => flock().closeFd(held))).register(guard, fd, guard);
+  return guard;
+}
+
 /** True when `path` still names the file open at `fd` (same device and inode). */
 function stillNamed(path: string, fd: number): boolean {
   try {
@@ -106,6 +169,13 @@ export class FileLock implements LockBackend<FileLockGuard> {
   readonly #paths = new Map<string, string>();
   /** See {@link FileLockOptions.removeOnRelease}. */
   readonly removeOnRelease: boolean;
+  /**
+   * Takes the lock of `key`, waiting up to `ms` milliseconds, woken by the
+   * holder's release (or death) through a blocking flock in a flock(1)
+   * child process. Present only where flock(1) is installed; the waiting
+   * {@link Lock} polls otherwise.
+   */
+  readonly waitForRelease?: (key: string, ms: number) => Promise<AcquireResult<FileLockGuard>>;
 
   /**
    * Creates `dir` and its missing parents (mode 0700) and checks it is a
@@ -139,6 +209,8 @@ export class FileLock implements LockBackend<FileLockGuard> {
     this.removeOnRelease = given.removeOnRelease ?? false;
     this.dir = dir;
     this.#prefix = dir.endsWith('/') ? dir : `${dir}/`;
+    const program = flockCommand();
+    if (program !== null) this.waitForRelease = (key, ms) => this.#waitForRelease(program, key, ms);
   }
 
   /**
@@ -205,11 +277,7 @@ export class FileLock implements LockBackend<FileLockGuard> {
       this.#flock.closeFd(attempt);
       if (tries >= removedRetries) return [null, undefined];
     }
-    if (attempt >= 0) {
-      const guard = new FileLockGuard(attempt, path);
-      (finalizer ??= new FinalizationRegistry((fd) => flock().closeFd(fd))).register(guard, attempt, guard);
-      return [guard, undefined];
-    }
+    if (attempt >= 0) return [guardOf(attempt, path), undefined];
     if (attempt === LOCK_BUSY) return [null, undefined];
     if (-attempt >= LOCK_STAGE_FLOCK) {
       return [
@@ -250,6 +318,29 @@ export class FileLock implements LockBackend<FileLockGuard> {
     if (failed < 0)
       return [false, this.#messages.text('unlock_failed', { path: guard.path, error: this.#flock.strerror(-failed) })];
     return [true, undefined];
+  }
+
+  async #waitForRelease(program: string, key: string, ms: number): Promise<AcquireResult<FileLockGuard>> {
+    const deadline = performance.now() + ms;
+    for (;;) {
+      // A try first: the key may be free already, and its answer carries every failure message.
+      const tried = this.acquire(key);
+      if (tried[0] !== null || tried[1] !== undefined) return tried;
+      const left = deadline - performance.now();
+      if (left <= 0) return [null, undefined];
+      const path = this.pathFor(key); // cached by the acquire above, which also proved it does not throw
+      const fd = this.#flock.openLockFile(path);
+      if (fd < 0) return [null, this.#messages.text('lock_open_failed', { path, error: this.#flock.strerror(-fd) })];
+      const outcome = await blockingFlock(program, fd, left);
+      // A holder that removed the file on release freed a lock on a file nobody else sees any more: try the
+      // path again rather than keep it.
+      if (outcome === 'taken' && (!this.removeOnRelease || stillNamed(path, fd))) return [guardOf(fd, path), undefined];
+      if (outcome === 'taken') this.#flock.unlock(fd);
+      this.#flock.closeFd(fd);
+      if (outcome === 'timeout') return this.acquire(key);
+      // flock(1) could not run this time: poll until the next try rather than spin.
+      if (outcome === 'failed') await sleep(Math.min(50, Math.max(0, deadline - performance.now())));
+    }
   }
 
   /** Makes the directory when missing (0700) and checks it is safe: see lock-dir.ts. */

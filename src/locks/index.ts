@@ -10,5 +10,12 @@ export { MemoryLock, MemoryLockGuard } from './memory-lock.ts';
 export type { MemoryLockOptions } from './memory-lock.ts';
 export { Lock } from './lock.ts';
 export type { LockOptions, LockResult, UnlockResult } from './lock.ts';
-export type { LockBackend, AcquireResult, ReleaseResult, AcquireOptions, MaybePromise } from './protocol.ts';
+export type {
+  LockBackend,
+  AcquireResult,
+  ReleaseResult,
+  AcquireOptions,
+  WaitOptions,
+  MaybePromise,
+} from './protocol.ts';
 export type { MessagesOption } from './checks.ts';

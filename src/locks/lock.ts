@@ -1,8 +1,9 @@
 /**
  * The waiting lock, with the semantics of OpenResty's
  * lua-resty-lock over any lock backend: try, and while the key is busy sleep
- * a step that grows by `ratio` up to `maxStep`, until `timeout`. Sleeping is a
- * timer, so the event loop keeps running while a lock waits.
+ * a step that grows by `ratio` up to `maxStep`, until `timeout` — or, when
+ * the backend can be woken by the release (`waitForRelease`), wait for that.
+ * Either way the event loop keeps running while a lock waits.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Messages } from '../base/messages.ts';
@@ -135,9 +136,12 @@ export class Lock<G = unknown> {
   /**
    * Takes the lock of `key`, waiting up to `timeout` seconds while it is busy.
    *
-   * The sleeps are `step`, then each previous one times `ratio`, capped by
-   * `maxStep` and by the time left; the answer's `elapsed` is their sum, not
-   * wall-clock time (so 0 means the lock was free at once).
+   * When the backend has `waitForRelease` (FileLock where flock(1) is
+   * installed, RedisLock), the wait is woken by the holder's release and
+   * `elapsed` is the wall-clock seconds waited. Otherwise the sleeps are
+   * `step`, then each previous one times `ratio`, capped by `maxStep` and by
+   * the time left, and `elapsed` is their sum, not wall-clock time. Either
+   * way 0 means the lock was free at once.
    *
    * @param key - any string
    * @returns `[elapsed, undefined]`, or `[null, 'timeout' | 'locked' | message]`; never throws
@@ -148,6 +152,22 @@ export class Lock<G = unknown> {
     try {
       let [guard, error] = await this.#attempt(key);
       let elapsed = 0;
+      const backend = this.backend;
+      if (
+        guard === null &&
+        error === undefined &&
+        this.timeout > 1e-9 &&
+        typeof backend.waitForRelease === 'function'
+      ) {
+        // Woken by the release itself: the waiter starts within a few milliseconds of the holder's end
+        // instead of up to maxStep later. maxStep still bounds a wait without news, where news can be lost.
+        const started = performance.now();
+        [guard, error] = await this.#settleAcquire(() =>
+          backend.waitForRelease!(key, this.timeout * 1000, { ttl: this.exptime, pollMs: this.maxStep * 1000 }),
+        );
+        elapsed = (performance.now() - started) / 1000;
+        return this.#finish(key, guard, error, elapsed);
+      }
       let left = this.timeout;
       let step = Math.min(this.step, this.maxStep);
       // Sums of decimal steps drift by a few ulps; a remainder below a nanosecond is no time left.
@@ -159,12 +179,7 @@ export class Lock<G = unknown> {
         [guard, error] = await this.#attempt(key);
         step = Math.min(step * this.ratio, left, this.maxStep);
       }
-      if (guard !== null) {
-        this.#held = { guard, key };
-        return [elapsed, undefined];
-      }
-      this.#held = undefined;
-      return [null, error ?? 'timeout'];
+      return this.#finish(key, guard, error, elapsed);
     } catch (thrown) {
       this.#held = undefined;
       return [null, this.#messages.text('lock_backend_failed', { error: errorText(thrown) })];
@@ -211,8 +226,21 @@ export class Lock<G = unknown> {
     return this.#settle(() => backend.expire!(held.guard, ttl ?? this.exptime));
   }
 
-  async #attempt(key: string): Promise<AcquireResult<G>> {
-    const result: unknown = await this.backend.acquire(key, { ttl: this.exptime });
+  #finish(key: string, guard: G | null, error: string | undefined, elapsed: number): LockResult {
+    if (guard !== null) {
+      this.#held = { guard, key };
+      return [elapsed, undefined];
+    }
+    this.#held = undefined;
+    return [null, error ?? 'timeout'];
+  }
+
+  #attempt(key: string): Promise<AcquireResult<G>> {
+    return this.#settleAcquire(() => this.backend.acquire(key, { ttl: this.exptime }));
+  }
+
+  async #settleAcquire(call: () => unknown): Promise<AcquireResult<G>> {
+    const result: unknown = await call();
     if (!Array.isArray(result))
       return [null, this.#messages.text('lock_backend_failed', { error: valueLiteral(result) })];
     const [guard, error] = result as [unknown, unknown];

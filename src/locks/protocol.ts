@@ -32,6 +32,15 @@ export interface AcquireOptions {
   ttl?: number;
 }
 
+/** The options `waitForRelease` takes. */
+export interface WaitOptions extends AcquireOptions {
+  /**
+   * Longest stretch, in milliseconds, a backend whose wake-ups may be lost
+   * (Redis pub/sub) waits without news before it tries again anyway.
+   */
+  pollMs?: number;
+}
+
 /** A value or a Promise of it: backends may answer synchronously or not. */
 export type MaybePromise<T> = T | Promise<T>;
 
@@ -75,6 +84,20 @@ export interface LockBackend<G = unknown> {
    * @returns `[true, undefined]`, or `[false, message]` when the lock was lost or the backend failed
    */
   expire?(guard: G, ttl: number): MaybePromise<ReleaseResult>;
+
+  /**
+   * Takes the lock of `key`, waiting up to `ms` milliseconds for its holder
+   * to release it, and woken by that release rather than by polling. The
+   * waiting {@link Lock} uses it instead of its growing sleeps when present.
+   * Must never block the event loop, and must leave nothing held or open
+   * when it gives up.
+   *
+   * @param key - any string
+   * @param ms - longest wait, in milliseconds
+   * @param options - `ttl` as for `acquire`; `pollMs`, the longest wait between tries without news
+   * @returns as `acquire`; busy (`[null, undefined]`) when `ms` passed without getting it
+   */
+  waitForRelease?(key: string, ms: number, options?: WaitOptions): Promise<AcquireResult<G>>;
 
   /**
    * Seconds a lock lives when nobody releases it, for backends with a time to

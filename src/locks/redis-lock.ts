@@ -20,7 +20,7 @@ import { BufferOptionError } from '../base/errors.ts';
 import type { Messages } from '../base/messages.ts';
 import { errorText, shownValue } from '../base/describe.ts';
 import { type MessagesOption, isTtl, keyProblem, messagesFrom } from './checks.ts';
-import type { AcquireOptions, AcquireResult, LockBackend, ReleaseResult } from './protocol.ts';
+import type { AcquireOptions, AcquireResult, LockBackend, ReleaseResult, WaitOptions } from './protocol.ts';
 
 /** The part of an ioredis client (Redis or Cluster) RedisLock uses. */
 export interface RedisLockClient {
@@ -52,6 +52,11 @@ export interface RedisLockOptions {
   messages?: MessagesOption;
 }
 
+/** The channel a release publishes on is the lock's Redis key followed by this. */
+const releasedSuffix = ':released';
+/** Longest wait without news when the waiting Lock gives no pollMs: a lost message costs at most this. */
+const defaultPollMs = 500;
+
 /** The guard of a {@link RedisLock}: opaque, give it back to `release`. */
 export class RedisLockGuard {
   /** @internal */
@@ -64,11 +69,11 @@ export class RedisLockGuard {
   ) {}
 }
 
-// KEYS[1] the lock, ARGV[1] the owner's token.
-const releaseScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
+// KEYS[1] the lock, ARGV[1] the owner's token. The message wakes the waiters subscribed to the key's channel.
+const releaseScript = `if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) redis.call('publish', KEYS[1] .. '${releasedSuffix}', '1') return 1 end return 0`;
 // KEYS[1] the lock, ARGV[1] the owner's token, ARGV[2] the new ttl in milliseconds.
 const expireScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0`;
-const releaseCommand = 'koaBufferLockRelease';
+const releaseCommand = 'koaBufferLockReleaseAndTell';
 const expireCommand = 'koaBufferLockExpire';
 
 type ScriptClient = RedisLockClient & Record<string, (key: string, ...args: string[]) => Promise<number>>;
@@ -185,6 +190,79 @@ export class RedisLock implements LockBackend<RedisLockGuard> {
       return extended === 1 ? [true, undefined] : [false, this.#messages.text('redis_lock_lost', { key: guard.key })];
     } catch (error) {
       return [false, this.#messages.text('redis_expire_failed', { key: guard.key, error: this.#describe(error) })];
+    }
+  }
+
+  /**
+   * Takes the lock of `key`, waiting up to `ms` milliseconds, woken by the
+   * holder's release: `release` publishes on `namespace + key + ':released'`,
+   * and the waiter listens there on a connection of its own (a duplicate of
+   * the client), closed when it returns. A lock freed by its ttl says
+   * nothing, and a message can be lost (a reconnection), so it also tries
+   * again after `pollMs` without news; it only polls when it cannot subscribe.
+   *
+   * @param key - any string
+   * @param ms - longest wait, in milliseconds
+   * @param options - `ttl` as for `acquire`; `pollMs`, the longest stretch without a try (default 500)
+   * @returns as `acquire`; `[null, undefined]` when still busy after `ms`
+   */
+  async waitForRelease(key: string, ms: number, options?: WaitOptions): Promise<AcquireResult<RedisLockGuard>> {
+    const deadline = performance.now() + ms;
+    const pollMs = options?.pollMs !== undefined && options.pollMs > 0 ? options.pollMs : defaultPollMs;
+    const acquireOptions = options?.ttl === undefined ? undefined : { ttl: options.ttl };
+    // A release seen while no one was listening for it (during a try) still counts.
+    let released = false;
+    let wake: (() => void) | undefined;
+    const subscriber =
+      typeof key === 'string'
+        ? await this.#subscribe(this.namespace + key + releasedSuffix, () => {
+            released = true;
+            wake?.();
+          })
+        : undefined;
+    try {
+      for (;;) {
+        released = false;
+        // Subscribed first, then tried: a release between the caller's try and the subscription is not missed.
+        const tried = await this.acquire(key, acquireOptions);
+        if (tried[0] !== null || tried[1] !== undefined) return tried;
+        const left = deadline - performance.now();
+        if (left <= 0) return tried;
+        if (released) continue;
+        await new Promise<void>((resolve) => {
+          const done = (): void => {
+            clearTimeout(timer);
+            wake = undefined;
+            resolve();
+          };
+          const timer = setTimeout(done, Math.min(left, pollMs));
+          wake = done;
+        });
+      }
+    } finally {
+      subscriber?.disconnect();
+    }
+  }
+
+  /**
+   * A connection of its own subscribed to `channel`, or undefined when none
+   * could be made within `timeoutMs` (the caller then polls).
+   */
+  async #subscribe(channel: string, onMessage: () => void): Promise<Redis | undefined> {
+    let subscriber: Redis | undefined;
+    try {
+      const client = (await this.#call(async (ready) => ready)) as unknown as Redis;
+      if (typeof client.duplicate !== 'function') return undefined;
+      const started = performance.now();
+      subscriber = client.duplicate();
+      subscriber.on('error', () => undefined);
+      subscriber.on('message', onMessage);
+      await this.#ready(subscriber as unknown as RedisLockClient, this.timeoutMs);
+      await deadline(subscriber.subscribe(channel), this.timeoutMs - (performance.now() - started));
+      return subscriber;
+    } catch {
+      subscriber?.disconnect();
+      return undefined;
     }
   }
 

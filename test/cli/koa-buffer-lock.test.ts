@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { RedisLock } from '../../src/locks/redis-lock.ts';
 import { freePort, redisTest, useRedis } from '../helpers/redis.ts';
@@ -141,6 +142,68 @@ serial('--wait runs the command once the holder finishes in time', async (t) => 
   t.deepEqual(second.lines, ['second ran']);
   t.is((await first.exited).code, 0);
   t.is(readFileSync(log, 'utf8'), 'first\nsecond\n', 'the second ran after the first was done');
+});
+
+/**
+ * Milliseconds from the holder's command's last instruction to the waiter's command's first, the waiter
+ * having been waiting a while: the lock passes through both wrappers in between.
+ */
+async function handOver(t: ExecutionContext, lockArgs: string[]): Promise<number> {
+  const dir = tempDir(t);
+  const [go, ended, started] = [join(dir, 'go'), join(dir, 'ended'), join(dir, 'started')];
+  const first = koaBufferLock(t, [
+    ...lockArgs,
+    '--',
+    'sh',
+    '-c',
+    `echo holding; while [ ! -e ${go} ]; do sleep 0.01; done; date +%s%N > ${ended}`,
+  ]);
+  await first.waitForLine((line) => line === 'holding', 'the holder to start');
+  const second = koaBufferLock(t, [
+    '--wait',
+    '20',
+    '--verbose',
+    ...lockArgs,
+    '--',
+    'sh',
+    '-c',
+    `date +%s%N > ${started}`,
+  ]);
+  // Starting Node and TypeScript takes a while on a busy machine: let the holder go only once the waiter waits.
+  while (!second.stderr.includes('waiting up to')) await sleep(20);
+  await sleep(300);
+  writeFileSync(go, '');
+  t.is((await second.exited).code, 0);
+  t.is((await first.exited).code, 0);
+  const latency = (Number(readFileSync(started, 'utf8')) - Number(readFileSync(ended, 'utf8'))) / 1e6;
+  t.log(`holder's last instruction → waiter's first: ${latency.toFixed(1)} ms`);
+  t.true(latency >= 0, 'the second ran after the first');
+  return latency;
+}
+
+serial('--wait starts the command within milliseconds of the holder’s end, not at its next poll', async (t) => {
+  const latency = await handOver(t, ['--dir', tempDir(t), 'deploy']);
+  t.true(latency < 150, `within ${latency.toFixed(1)} ms`);
+});
+
+redisTest('--redis --wait starts the command within milliseconds of the holder’s end too', async (t) => {
+  const redis = await useRedis(t);
+  const latency = await handOver(t, ['--redis', redis.url, `${redis.namespace}deploy`]);
+  t.true(latency < 150, `within ${latency.toFixed(1)} ms`);
+});
+
+serial('--wait that gives up leaves no descriptor or process on the lock file', async (t) => {
+  const dir = tempDir(t);
+  const holding = await holder(t, ['--dir', dir, 'deploy'], 30);
+  const second = koaBufferLock(t, ['--dir', dir, '--wait', '0.3', 'deploy', '--', 'true']);
+  t.is((await second.exited).code, 75);
+  // The holder's command leads a process group of its own and holds the lock through fd 3: end it all.
+  const pid = Number(holding.lines.find((line) => line.startsWith('holding '))!.slice('holding '.length));
+  process.kill(-pid, 'SIGKILL');
+  await holding.kill('SIGKILL');
+  await sleep(100);
+  const again = koaBufferLock(t, ['--dir', dir, 'deploy', '--', 'true']);
+  t.is((await again.exited).code, 0, 'the lock is free: nothing the waiter started took it');
 });
 
 serial('--wait gives up with 75 when the holder keeps the lock', async (t) => {
