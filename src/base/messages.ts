@@ -161,7 +161,8 @@ export const defaultMessages = {
   log_cache_entry_damaged: 'cache entry %{key} is damaged (%{problem}); removed it, rebuilding',
   log_building: 'building %{key}',
   log_cache_stale: 'cache entry %{key} is stale; answered it and refreshing in the background',
-  log_cache_revalidated: 'cache entry %{key} revalidated: the action answered its validators with 304, so it was renewed, not rendered again',
+  log_cache_revalidated:
+    'cache entry %{key} revalidated: the action answered its validators with 304, so it was renewed, not rendered again',
   log_revalidating: 'refreshing %{key} in the background',
   log_revalidate_failed: 'background refresh of %{key} failed: %{error}',
   log_stale_if_error: 'the build of %{key} failed (%{detail}); answered its stale entry',

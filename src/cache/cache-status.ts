@@ -74,7 +74,12 @@ export function statusMiss(ctx: Context, forward: Forward): void {
  */
 export function statusStored(ctx: Context, stats: Stats, forward: Forward, revalidated = false): void {
   stats.requests.stored++;
-  put(ctx, revalidated ? `${cacheName}; fwd=stale; fwd-status=304; stored; detail=REVALIDATED` : `${cacheName}; fwd=${forward}; stored`);
+  put(
+    ctx,
+    revalidated
+      ? `${cacheName}; fwd=stale; fwd-status=304; stored; detail=REVALIDATED`
+      : `${cacheName}; fwd=${forward}; stored`,
+  );
 }
 
 /** The action's response was not stored, for `detail` (`fwd=uri-miss; detail=…`). */

@@ -74,7 +74,8 @@ export function renewOn304(ctx: Context, visit: Visit): void {
   visit.runtime.log.debug('log_cache_revalidated', { key: visit.slot.key, url: visit.url });
   ctx.response.status = entry.status;
   // The entry's Age counted its time in caches before it was stored: the 304 is a new response, aged by its own Age only.
-  for (const name in entry.headers) if (name !== 'age' && !res.hasHeader(name)) res.setHeader(name, entry.headers[name]!);
+  for (const name in entry.headers)
+    if (name !== 'age' && !res.hasHeader(name)) res.setHeader(name, entry.headers[name]!);
   res.setHeader('x-cache', 'REVALIDATED');
   setBufferBody(ctx, entry.body);
 }

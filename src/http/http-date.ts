@@ -48,7 +48,14 @@ function twoDigitYear(yy: number): number {
   return year;
 }
 
-function utc(year: number, month: string, day: number, hour: number, minute: number, second: number): number | undefined {
+function utc(
+  year: number,
+  month: string,
+  day: number,
+  hour: number,
+  minute: number,
+  second: number,
+): number | undefined {
   const index = months.indexOf(month);
   if (index < 0 || hour > 23 || minute > 59 || second > 60) return undefined;
   const ms = Date.UTC(year, index, day, hour, minute, Math.min(second, 59));

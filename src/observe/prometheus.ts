@@ -100,7 +100,11 @@ export function families(stats: StatsSnapshot): Family[] {
   out.counter('builds_failed', 'Builds whose action threw.', stats.builds.failed);
   out.counter('builds_timed_out', 'Builds that outlasted cacheLockTimeout.', stats.builds.timedOut);
   out.counter('builds_not_storable', 'Builds whose response could not be stored.', stats.builds.notStorable);
-  out.counter('builds_revalidated', 'Builds the action answered 304, renewing the stored entry.', stats.builds.revalidated);
+  out.counter(
+    'builds_revalidated',
+    'Builds the action answered 304, renewing the stored entry.',
+    stats.builds.revalidated,
+  );
 
   out.counter('waiters', 'Requests that waited for another request’s build.', stats.waiters.waited);
   out.counter('waiters_woken', 'Waiters answered from the build they waited for.', stats.waiters.woken);

@@ -220,7 +220,13 @@ export async function digestInSlices(work: Work, shared: Shared): Promise<void> 
  * renewed entry (it was optimised when built), no no-transform.
  */
 export function squashed(work: Work): boolean {
-  return work.options.optimiseContent >= 1 && isHtml(work.type) && !work.cache?.replayed && !work.cache?.renewed && !noTransform(work.ctx);
+  return (
+    work.options.optimiseContent >= 1 &&
+    isHtml(work.type) &&
+    !work.cache?.replayed &&
+    !work.cache?.renewed &&
+    !noTransform(work.ctx)
+  );
 }
 
 /** Sets the variant the entity is made under: the optimisation settings, and what link rewriting reads. */

@@ -37,15 +37,22 @@ test('delta-seconds beyond 2^31 are taken as 2^31, and the store time is a whole
   const ms = storeMs(lifetime);
   t.true(Number.isSafeInteger(ms), `${ms} is an integer`);
   t.is(ms, 2 * 2 ** 31 * 1000);
-  const fromOptions = lifetimeOf({}, {
-    cacheDuration: 1e20,
-    cacheStaleWhileRevalidate: 1e300,
-    cacheStaleIfError: 0.5,
-  });
+  const fromOptions = lifetimeOf(
+    {},
+    {
+      cacheDuration: 1e20,
+      cacheStaleWhileRevalidate: 1e300,
+      cacheStaleIfError: 0.5,
+    },
+  );
   t.deepEqual(fromOptions, { ttl: 2 ** 31, staleWhileRevalidate: 2 ** 31, staleIfError: 0.5 });
   t.true(Number.isSafeInteger(storeMs(fromOptions)));
   t.is(storeMs({ ttl: 1e300, staleWhileRevalidate: 0, staleIfError: Number.MAX_VALUE }), 2 * 2 ** 31 * 1000);
-  t.is(storeMs({ ttl: 1e300, staleWhileRevalidate: 0, staleIfError: 0 }, 1e300), 2 * 2 ** 31 * 1000, 'the revalidation window too');
+  t.is(
+    storeMs({ ttl: 1e300, staleWhileRevalidate: 0, staleIfError: 0 }, 1e300),
+    2 * 2 ** 31 * 1000,
+    'the revalidation window too',
+  );
 });
 
 const stores: Record<string, { skip?: string; cache(t: ExecutionContext): Promise<string | true> }> = {

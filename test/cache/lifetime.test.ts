@@ -97,7 +97,11 @@ test('the Age a response already has is taken off its freshness', (t) => {
   const options = { cacheDuration: 600, cacheStaleWhileRevalidate: 0, cacheStaleIfError: 0 };
   t.is(lifetimeOf({ 'cache-control': 'max-age=600', age: '500' }, options).ttl, 100);
   t.is(lifetimeOf({ 'cache-control': 'max-age=600', age: '900' }, options).ttl, 0, 'older than its freshness: stale');
-  t.is(lifetimeOf({ 'cache-control': 'max-age=600', age: '-5' }, options).ttl, 600, 'an Age that is no delta-seconds is ignored');
+  t.is(
+    lifetimeOf({ 'cache-control': 'max-age=600', age: '-5' }, options).ttl,
+    600,
+    'an Age that is no delta-seconds is ignored',
+  );
   t.is(lifetimeOf({ 'cache-control': 'max-age=600', age: '1.5' }, options).ttl, 600);
   t.is(lifetimeOf({ age: '500' }, options).ttl, 600, "the options' duration is this cache's own: no Age comes off it");
 });
@@ -127,12 +131,23 @@ test('an entry with an ETag or Last-Modified is kept three times its TTL (at lea
   const lifetime = { ttl: 60, staleWhileRevalidate: 0, staleIfError: 0 };
   const options = { cacheDuration: 600, cacheRevalidationWindow: undefined };
   t.is(keptForRevalidation({ etag: '"v1"' }, lifetime, options), 1800);
-  t.is(keptForRevalidation({ 'last-modified': 'Fri, 04 Dec 2026 12:00:00 GMT' }, { ...lifetime, ttl: 3600 }, options), 10800);
+  t.is(
+    keptForRevalidation({ 'last-modified': 'Fri, 04 Dec 2026 12:00:00 GMT' }, { ...lifetime, ttl: 3600 }, options),
+    10800,
+  );
   t.is(keptForRevalidation({}, lifetime, options), 0, 'nothing to revalidate with: not kept');
   t.is(keptForRevalidation({ etag: '"v1"' }, lifetime, { ...options, cacheRevalidationWindow: 90 }), 90);
-  t.is(keptForRevalidation({ etag: '"v1"' }, lifetime, { ...options, cacheRevalidationWindow: 0 }), 0, '0 turns it off');
+  t.is(
+    keptForRevalidation({ etag: '"v1"' }, lifetime, { ...options, cacheRevalidationWindow: 0 }),
+    0,
+    '0 turns it off',
+  );
   t.is(storeMs(lifetime, 1800), (60 + 1800) * 1000);
-  t.is(storeMs({ ttl: 60, staleWhileRevalidate: 0, staleIfError: 3600 }, 1800), (60 + 3600) * 1000, 'the longest window');
+  t.is(
+    storeMs({ ttl: 60, staleWhileRevalidate: 0, staleIfError: 3600 }, 1800),
+    (60 + 3600) * 1000,
+    'the longest window',
+  );
 });
 
 test('a value that is not delta-seconds is ignored; names are case-insensitive; the first occurrence wins', (t) => {

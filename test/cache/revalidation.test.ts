@@ -37,7 +37,10 @@ interface Seen {
 function checkingAction(seen: Seen[], version: () => string, opts: { lastModified?: string; delay?: number } = {}) {
   return async (ctx: Context) => {
     if (await ctx.bufferIsCached()) return;
-    seen.push({ ifNoneMatch: ctx.get('If-None-Match') || undefined, ifModifiedSince: ctx.get('If-Modified-Since') || undefined });
+    seen.push({
+      ifNoneMatch: ctx.get('If-None-Match') || undefined,
+      ifModifiedSince: ctx.get('If-Modified-Since') || undefined,
+    });
     ctx.status = 200;
     ctx.set('Cache-Control', 'max-age=60');
     if (opts.lastModified !== undefined) ctx.set('Last-Modified', opts.lastModified);
@@ -50,7 +53,9 @@ function checkingAction(seen: Seen[], version: () => string, opts: { lastModifie
 }
 
 test('an expired entry with an ETag is revalidated: the action is asked with it, answers 304, and the entry is renewed', async (t) => {
-  const store = new Map<string, unknown>([['a', expired({ etag: '"v1"', 'cache-control': 'max-age=60', 'x-from': 'build' })]]);
+  const store = new Map<string, unknown>([
+    ['a', expired({ etag: '"v1"', 'cache-control': 'max-age=60', 'x-from': 'build' })],
+  ]);
   const seen: Seen[] = [];
   const server = await serve(t, [
     buffer({ cache: store, cacheKey: (ctx) => ctx.path.slice(1) }),
@@ -149,7 +154,10 @@ test('requests that wait for a revalidating build are answered from the renewed 
   t.is(statuses.filter((s) => s === 'koa-buffer; fwd=stale; fwd-status=304; stored; detail=REVALIDATED').length, 1);
   // On a loaded machine a request may arrive after the renewal: a hit of the renewed entry, still no second run.
   for (const status of statuses)
-    t.regex(status as string, /^koa-buffer; (fwd=stale; fwd-status=304; stored; detail=REVALIDATED|fwd=miss; collapsed|hit; ttl=\d+)$/);
+    t.regex(
+      status as string,
+      /^koa-buffer; (fwd=stale; fwd-status=304; stored; detail=REVALIDATED|fwd=miss; collapsed|hit; ttl=\d+)$/,
+    );
 });
 
 test('a purged entry is rebuilt, never revalidated: a 304 would bring it back', async (t) => {
@@ -240,7 +248,11 @@ test('a no-cache response is stored and revalidated on every request; without a 
   t.is((await server.request('/tagged')).headers['cache-status'], 'koa-buffer; fwd=miss; stored');
   for (let i = 0; i < 3; i++) {
     const again = await server.request('/tagged');
-    t.is(again.headers['x-cache'], 'REVALIDATED', 'never a hit, never stale (cacheStaleWhileRevalidate does not apply)');
+    t.is(
+      again.headers['x-cache'],
+      'REVALIDATED',
+      'never a hit, never stale (cacheStaleWhileRevalidate does not apply)',
+    );
     t.is(again.body.toString(), page);
   }
   t.deepEqual(
