@@ -11,6 +11,7 @@ import type { Context } from 'koa';
 import { buffer } from '../../src/buffer.ts';
 import { encodeEntry, type CacheEntry } from '../../src/cache/entry.ts';
 import { serve } from '../helpers/serve.ts';
+import { createdAfterTheCode } from '../helpers/code-time.ts';
 
 const page = `<!doctype html><p>${'an article '.repeat(200)}</p>`;
 
@@ -21,7 +22,7 @@ function expired(headers: Record<string, string>, body = page, ago = 60_000): Bu
     status: 200,
     headers: { 'content-type': 'text/html; charset=utf-8', ...headers },
     body: Buffer.from(body),
-    created: now - ago,
+    created: createdAfterTheCode(ago, now - 1000),
     expires: now - 1000,
   };
   return encodeEntry(entry);
@@ -320,7 +321,7 @@ test('a stale-while-revalidate refresh asks the action with the stale entry’s 
       status: 200,
       headers: { 'content-type': 'text/html', etag: '"v1"' },
       body: Buffer.from(page),
-      created: now - 10_000,
+      created: createdAfterTheCode(10_000, now - 1000),
       expires: now - 1000,
       staleWhileRevalidate: 60_000,
     }),

@@ -211,7 +211,17 @@ export class Renderer {
     const url = new URL(page.url).href;
     this.served = new Map([[url, page.body]]);
     await this.page.goto(url, { waitUntil: 'load', timeout: 60_000 });
-    return this.page.screenshot({ animations: 'disabled', caret: 'hide' });
+    // Headless Chromium answers "Unable to capture screenshot" when its compositor has produced no frame
+    // for the new document yet, which a starved machine (CI beside other jobs) makes likely; the page is
+    // loaded and asking again gets the frame. Any other error, or a third refusal, is thrown.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.page.screenshot({ animations: 'disabled', caret: 'hide' });
+      } catch (error) {
+        if (attempt === 3 || !String(error).includes('Unable to capture screenshot')) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+      }
+    }
   }
 
   /** Closes the browser and removes its profile directory. */
