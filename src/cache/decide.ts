@@ -76,15 +76,12 @@ export function decide(ctx: Context, runtime: CacheRuntime, options: ResolvedOpt
   // 'refresh': the stored entry is not looked at; the request rebuilds it through the flight.
   const refresh = options.cacheRequestNoCache === 'refresh' && requestRefusesStored(ctx.request.headers);
   const purges = runtime.bookFor(store);
-  // The URL names the page in log lines and traces only: read when one is written, as Koa's host getter
-  // parses forwarding headers and a hit would pay half a microsecond for a line nobody writes.
-  let url: string | undefined;
   const slot: Slot = {
     store,
     key,
-    get url() {
-      return (url ??= `${ctx.request.host}${ctx.originalUrl}`);
-    },
+    // For log lines and traces: the Host header as it came. Koa's host getter parses the forwarding
+    // headers, which cost a hit half a microsecond for lines nobody may write.
+    url: `${ctx.req.headers.host ?? ''}${ctx.originalUrl}`,
     options,
     log: runtime.log,
     notBefore: refresh ? now : 0,

@@ -110,10 +110,7 @@ export function openVisit(
     since: now,
     purgesSeen: slot.purges?.sequence ?? 0,
     askedAt: performance.now(),
-    // The first slot's URL (a variant's slot names the same page), read only when a line or a trace needs it.
-    get url() {
-      return slot.url;
-    },
+    url: slot.url,
     fallback: undefined,
     revalidating: undefined,
     visitorConditionals: undefined,
