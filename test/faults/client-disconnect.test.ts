@@ -96,10 +96,13 @@ test('twenty clients reading a few KiB of an 8 MiB page, stalling, then destroyi
   const steady = after[1]!.fds;
   t.true(steady <= baseline.fds + 6, `descriptors: ${baseline.fds} before, ${steady} after the second wave`);
   t.true(last.fds <= steady, `descriptors: ${steady} after the second wave, ${last.fds} after ${waves} waves`);
-  // Memory goes back to the allocator rather than piling up per wave: the last wave ends no higher than the first by much.
+  // Memory goes back to the allocator rather than piling up per wave. A leak raises every reading after
+  // it; one reading may still hold a wave's buffers the allocator has not handed back yet (seen once in
+  // .ci/run: 196 MiB, then 347 MiB), so the lower of the last two readings is the one held to the first.
+  const lastTwo = Math.min(after.at(-2)!.rss, last.rss);
   t.true(
-    last.rss - after[0]!.rss < 96 * 1024 * 1024,
-    `RSS ${Math.round(after[0]!.rss / 2 ** 20)} MiB after the first wave, ${Math.round(last.rss / 2 ** 20)} MiB after the last`,
+    lastTwo - after[0]!.rss < 96 * 1024 * 1024,
+    `RSS ${Math.round(after[0]!.rss / 2 ** 20)} MiB after the first wave, ${after.map((s) => Math.round(s.rss / 2 ** 20)).join(', ')} MiB after each`,
   );
   const next = await rawRequest(port, '/huge?mib=8', { headers: { 'accept-encoding': 'identity' } });
   t.true(next.body.equals(full.body), 'a whole download afterwards gets the whole page');
