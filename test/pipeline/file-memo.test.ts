@@ -63,10 +63,13 @@ test('the second request gets the kept bytes whole, with their length, and the f
 });
 
 test('a file seen again is recompressed at its smallest setting, off the request path', async (t) => {
+  // The recompression runs on a low-priority thread: beside busy processes it waits its turn for seconds,
+  // so the test asks until the smaller bytes come (the test's timeout bounds it), not a fixed number of times.
+  t.timeout(120_000);
   const { server, path } = await site(t);
   const cold = await server.request('/site.css', { headers: br });
   let smallest = cold.body.length;
-  for (let i = 0; i < 100 && smallest >= cold.body.length; i++) {
+  while (smallest >= cold.body.length) {
     const again = await server.request('/site.css', { headers: br });
     t.true(zlib.brotliDecompressSync(again.body).equals(readFileSync(path)), 'every answer decodes to the file');
     smallest = Math.min(smallest, again.body.length);
