@@ -6,21 +6,11 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PassThrough, type Transform } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
-import zlib from 'node:zlib';
+import { PassThrough } from 'node:stream';
 import test from 'ava';
 import Koa from 'koa';
 import { buffer } from '../../src/buffer.ts';
-import { zstdLib } from '../../src/http/codings.ts';
-
-/** A decoder of `coding` as a stream. */
-function decoder(coding: string): Transform {
-  if (coding === 'br') return zlib.createBrotliDecompress();
-  if (coding === 'gzip') return zlib.createGunzip();
-  if (coding === 'deflate') return zlib.createInflate();
-  return new zstdLib!.zstd.DecompressStream();
-}
+import { decoder, within } from '../helpers/live-decode.ts';
 
 /** Starts an app whose `/` hands a PassThrough to Koa and returns it to the test to write into. */
 async function live(t: import('ava').ExecutionContext, type: string) {
@@ -64,16 +54,6 @@ async function live(t: import('ava').ExecutionContext, type: string) {
     return { responded, decoded, source: sources.at(-1)! };
   };
   return { open };
-}
-
-/** Waits until `done()` holds, at most `ms`; true when it did. */
-async function within(ms: number, done: () => boolean): Promise<boolean> {
-  const deadline = performance.now() + ms;
-  while (!done()) {
-    if (performance.now() > deadline) return false;
-    await sleep(5);
-  }
-  return true;
 }
 
 for (const coding of ['br', 'gzip', 'deflate', 'zstd']) {

@@ -13,13 +13,11 @@ import { createReadStream, mkdtempSync, readFileSync, rmSync, writeFileSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PassThrough, Readable, type Transform } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
-import zlib from 'node:zlib';
+import { PassThrough, Readable } from 'node:stream';
 import test from 'ava';
 import Koa from 'koa';
 import { buffer } from '../../src/buffer.ts';
-import { zstdLib } from '../../src/http/codings.ts';
+import { decoder, within } from '../helpers/live-decode.ts';
 import { squashHtml } from '../../src/native/exports.ts';
 import { decode, serve } from '../helpers/serve.ts';
 
@@ -91,24 +89,6 @@ test('a page written in one piece squashes as it does on the buffered path', asy
   const buffered = await server.request('/', { headers: { 'accept-encoding': 'gzip' } });
   t.true(decode(streamed).equals(decode(buffered)));
 });
-
-/** A decoder of `coding` as a stream. */
-function decoder(coding: string): Transform {
-  if (coding === 'br') return zlib.createBrotliDecompress();
-  if (coding === 'gzip') return zlib.createGunzip();
-  if (coding === 'deflate') return zlib.createInflate();
-  return new zstdLib!.zstd.DecompressStream();
-}
-
-/** Waits until `done()` holds, at most `ms`; true when it did. */
-async function within(ms: number, done: () => boolean): Promise<boolean> {
-  const deadline = performance.now() + ms;
-  while (!done()) {
-    if (performance.now() > deadline) return false;
-    await sleep(5);
-  }
-  return true;
-}
 
 for (const coding of ['br', 'gzip', 'deflate', 'zstd']) {
   test(`${coding}: a streamed page's shell is squashed and still decodable at once`, async (t) => {
