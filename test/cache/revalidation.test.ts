@@ -35,7 +35,11 @@ interface Seen {
 }
 
 /** An action that checks its validators the way Koa documents it, and records what it was asked. */
-function checkingAction(seen: Seen[], version: () => string, opts: { lastModified?: string; delay?: number } = {}) {
+function checkingAction(
+  seen: Seen[],
+  version: () => string,
+  opts: { lastModified?: string; delay?: number; maxAge?: number } = {},
+) {
   return async (ctx: Context) => {
     if (await ctx.bufferIsCached()) return;
     seen.push({
@@ -43,7 +47,7 @@ function checkingAction(seen: Seen[], version: () => string, opts: { lastModifie
       ifModifiedSince: ctx.get('If-Modified-Since') || undefined,
     });
     ctx.status = 200;
-    ctx.set('Cache-Control', 'max-age=60');
+    ctx.set('Cache-Control', `max-age=${opts.maxAge ?? 60}`);
     if (opts.lastModified !== undefined) ctx.set('Last-Modified', opts.lastModified);
     else ctx.set('ETag', `"${version()}"`);
     if (opts.delay !== undefined) await new Promise((resolve) => setTimeout(resolve, opts.delay));
@@ -164,19 +168,7 @@ test('requests that wait for a revalidating build are answered from the renewed 
 test('a purged entry is rebuilt, never revalidated: a 304 would bring it back', async (t) => {
   const seen: Seen[] = [];
   const middleware = buffer({ cache: true, varyBy: [] });
-  const server = await serve(t, [
-    middleware,
-    async (ctx) => {
-      if (await ctx.bufferIsCached()) return;
-      seen.push({ ifNoneMatch: ctx.get('If-None-Match') || undefined, ifModifiedSince: undefined });
-      ctx.status = 200;
-      ctx.set('Cache-Control', 'max-age=1');
-      ctx.set('ETag', '"v1"');
-      if (ctx.fresh) return void (ctx.status = 304);
-      ctx.type = 'html';
-      ctx.body = page;
-    },
-  ]);
+  const server = await serve(t, [middleware, checkingAction(seen, () => 'v1', { maxAge: 1 })]);
   await server.request('/a');
   await server.request('/b');
   await new Promise((resolve) => setTimeout(resolve, 1100));
@@ -211,19 +203,7 @@ test('cacheRevalidationWindow: 0 keeps nothing past its lifetime, so the rebuild
 
 test('with the default window, an entry that expired in a real store is kept and revalidated', async (t) => {
   const seen: Seen[] = [];
-  const server = await serve(t, [
-    buffer({ cache: true, varyBy: [] }),
-    async (ctx) => {
-      if (await ctx.bufferIsCached()) return;
-      seen.push({ ifNoneMatch: ctx.get('If-None-Match') || undefined, ifModifiedSince: undefined });
-      ctx.status = 200;
-      ctx.set('Cache-Control', 'max-age=1');
-      ctx.set('ETag', '"v1"');
-      if (ctx.fresh) return void (ctx.status = 304);
-      ctx.type = 'html';
-      ctx.body = page;
-    },
-  ]);
+  const server = await serve(t, [buffer({ cache: true, varyBy: [] }), checkingAction(seen, () => 'v1', { maxAge: 1 })]);
   await server.request('/a');
   await new Promise((resolve) => setTimeout(resolve, 1100));
   const again = await server.request('/a');
