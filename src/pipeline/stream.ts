@@ -221,7 +221,9 @@ async function respondWithKnownStream(
   const { coding, reason } = streamCoding(response);
   const validated = ctx.response.status === 200 && isGetOrHead(ctx.request.method);
   // The head an entry would keep: as the action left it, before a tag and a coding are set.
-  const entityHead = validated ? entityHeaders(ctx) : undefined;
+  // Copied only when this request builds an entry: every other stream pays nothing for it.
+  const builds = response.cache?.builds === true && !response.cache.replayed;
+  const entityHead = validated && builds ? entityHeaders(ctx) : undefined;
   // A file read whole, in a coding, may come from the memo: its stat says which file it is.
   const memoable =
     validated &&
