@@ -32,6 +32,7 @@ import { openTelemetry } from './observe/otel.ts';
 import { keyTablesBytes, keyTableBytesMax, leaveOutIgnoredCookies } from './cache/key.ts';
 import { streaksBytesMax } from './encoding/changing.ts';
 import { sightingsBytesMax } from './encoding/memo.ts';
+import { keptStatsBytes, statsBytesMax } from './pipeline/file-stats.ts';
 import { queuedMaxBytes } from './encoding/upgrades.ts';
 import { versionsBytesMax } from './encoding/dictionaries/keeper.ts';
 import type { StatsSnapshot } from './base/stats.ts';
@@ -80,6 +81,7 @@ function countBudgets(shared: Shared): void {
     const { recent, signatures } = keyTablesBytes();
     return { bytes: recent + signatures, limit: 2 * keyTableBytesMax };
   };
+  budgets.fileStats = () => ({ bytes: keptStatsBytes(), limit: statsBytesMax });
   if (dictionaries !== undefined)
     budgets.dictionaryVersions = () => ({ bytes: dictionaries.versionsBytes, limit: versionsBytesMax });
   for (const name of ['store', 'near', 'purgeBook']) budgets[name] = () => cache?.budgets()[name];

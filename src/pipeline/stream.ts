@@ -31,7 +31,6 @@
  *   smallest setting off the request path (file-memo.ts); an edited file is
  *   a new identity.
  */
-import { stat } from 'node:fs/promises';
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Context } from 'koa';
@@ -46,6 +45,7 @@ import { isHtml } from '../http/media-types.ts';
 import type { SquashOptions } from '../native/types.ts';
 import { feedFile, fileDescriptor, holdOpen, isPlainFileStream, type HeldOpen } from './file-feed.ts';
 import { fileIdentity, fileMemo, type FileMemo } from './file-memo.ts';
+import { recentStat } from './file-stats.ts';
 import { flushWhenIdle } from './live-flush.ts';
 import type { Shared } from './work.ts';
 import type { Coding } from '../http/negotiate.ts';
@@ -82,14 +82,21 @@ interface FileFacts {
 }
 
 /**
- * The stat of the file a stream reads; undefined when the stream names no
- * regular file or the stat fails (the stream will then report its own error).
+ * The stat of the file a stream reads (one from under a second ago while the
+ * size and mtime the response declares still match it: file-stats.ts);
+ * undefined when the stream names no regular file or the stat fails (the
+ * stream will then report its own error).
  */
-async function fileFacts(stream: Readable): Promise<FileFacts | undefined> {
+async function fileFacts(stream: Readable, ctx: Context): Promise<FileFacts | undefined> {
   const path = (stream as { path?: unknown }).path;
   if (typeof path !== 'string' && !Buffer.isBuffer(path)) return undefined;
+  const length = responseHeader(ctx, 'Content-Length');
+  const declared = {
+    size: length === undefined || !wholeFile(stream) ? undefined : Number(length),
+    lastModified: responseHeader(ctx, 'Last-Modified'),
+  };
   try {
-    const stats = await stat(path);
+    const stats = await recentStat(path, declared);
     if (!stats.isFile()) return undefined;
     return {
       tag: `W/"${stats.size.toString(16)}-${stats.mtime.getTime().toString(16)}"`,
@@ -106,11 +113,6 @@ async function fileFacts(stream: Readable): Promise<FileFacts | undefined> {
 function wholeFile(stream: Readable): boolean {
   const { start, end } = stream as Readable & { start?: number; end?: number };
   return (start === undefined || start === 0) && (end === undefined || end === Infinity);
-}
-
-/** The weak ETag koa-etag gives a file stream; undefined when the stream names no regular file. */
-export async function fileStreamTag(stream: Readable): Promise<string | undefined> {
-  return (await fileFacts(stream))?.tag;
 }
 
 /**
@@ -236,7 +238,7 @@ async function respondWithKnownStream(
   const conditional =
     ctx.request.headers['if-none-match'] !== undefined || ctx.request.headers['if-modified-since'] !== undefined;
   if (!memoable && !(validated && options.generate304 && conditional)) held?.release(true);
-  const file = (validated && options.generateEtag) || memoable ? await fileFacts(stream) : undefined;
+  const file = (validated && options.generateEtag) || memoable ? await fileFacts(stream, ctx) : undefined;
   if (validated && options.generateEtag && !ctx.res.hasHeader('ETag') && file !== undefined)
     ctx.response.set('ETag', file.tag);
   if (stream.errored) throw stream.errored;
