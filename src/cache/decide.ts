@@ -40,7 +40,6 @@ import { hasValidator, lookup, type Lookup, type Slot } from './hit/lookup.ts';
 import { replayEntry, retryLater } from './hit/replay.ts';
 import { ambiguousCookie, cacheKeyOf } from './key.ts';
 import { refreshOf, revalidate } from './refresh.ts';
-import { storeBackend } from './backends.ts';
 import { variantKey, variantOf as variantDigest, type VaryMarker } from './vary-marker.ts';
 import type { CacheRuntime } from './runtime.ts';
 import { openVisit, type Visit } from './visit.ts';
@@ -86,7 +85,6 @@ export function decide(ctx: Context, runtime: CacheRuntime, options: ResolvedOpt
     log: runtime.log,
     notBefore: refresh ? now : 0,
     purges,
-    backend: storeBackend(store),
     calls: runtime.storeCalls(store),
   };
   const visit = openVisit(ctx, runtime, options, slot, now);

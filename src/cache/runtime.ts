@@ -52,6 +52,8 @@ export class CacheRuntime implements FlightContext {
   readonly #nearOf = new WeakMap<CacheStore, NearStore>();
   readonly #nearBytes: number;
   readonly #callsOf = new WeakMap<CacheStore, CallCounts>();
+  #lastCallsStore: CacheStore | undefined;
+  #lastCalls: CallCounts | undefined;
   /** Every near cache made, for the budget readings (one per shared store: a handful at most). */
   readonly #nears = new Set<NearStore>();
   readonly #syncMs: number;
@@ -129,7 +131,7 @@ export class CacheRuntime implements FlightContext {
     for (const store of stores) if (store instanceof NearStore) this.#nears.delete(store);
     for (const book of this.#books.values()) book.close();
     this.#books.clear();
-    this.#lastStore = this.#lastBook = undefined;
+    this.#lastStore = this.#lastBook = this.#lastCallsStore = this.#lastCalls = undefined;
     for (const store of stores) {
       if ('failed' in store) continue;
       const close = (store as { close?: () => unknown }).close;
@@ -196,8 +198,12 @@ export class CacheRuntime implements FlightContext {
 
   /** The call counters of a store `storeFor` returned, by its backend (backends.ts). */
   storeCalls(store: CacheStore): CallCounts {
+    // Most requests use the store the last one did: one comparison, no WeakMap lookup, on the hit path.
+    if (store === this.#lastCallsStore) return this.#lastCalls!;
     let counts = this.#callsOf.get(store);
     if (counts === undefined) this.#callsOf.set(store, (counts = this.log.stats.storeCalls(storeBackend(store))));
+    this.#lastCallsStore = store;
+    this.#lastCalls = counts;
     return counts;
   }
 

@@ -14,7 +14,8 @@ import { decodeEntry, encodeEntryInSlices, isFresh, readEntry, type CacheEntry }
 import { encodeMarker, readMarker } from '../hit-for-miss.ts';
 import { readVaryMarker, type VaryMarker } from '../vary-marker.ts';
 import type { PurgeBook } from '../purge/book.ts';
-import { countFailure, type Backend, type CallCounts } from '../../base/stats.ts';
+import { countFailure, type CallCounts } from '../../base/stats.ts';
+import { storeBackend } from '../backends.ts';
 import { storeChannel, tracedEnd, tracedStart, type CallMessage } from '../../base/channels.ts';
 import type { CacheStore } from '../../base/store.ts';
 import { isThenable } from '../../base/thenable.ts';
@@ -37,8 +38,7 @@ export interface Slot {
   readonly notBefore: number;
   /** The purges known for this store (cache/purge/book.ts): a purged entry is a miss. */
   readonly purges?: PurgeBook;
-  /** The store's backend, and its call counters. */
-  readonly backend: Backend;
+  /** The counters of calls to the store's backend. */
   readonly calls: CallCounts;
 }
 
@@ -101,9 +101,10 @@ function damaged(slot: Slot, problem: string, now: number): Promise<Lookup> {
   return remove(slot).then(() => ({ miss: 'miss' }));
 }
 
-/** The message of a traced store call. */
-function call(slot: Slot, operation: 'get' | 'set' | 'delete'): CallMessage {
-  return { operation, backend: slot.backend, key: slot.key };
+/** Starts the trace of a store call; nothing, not even the message's closure, when nobody listens. */
+function traceCall(slot: Slot, operation: 'get' | 'set' | 'delete'): CallMessage | undefined {
+  if (!storeChannel.hasSubscribers) return undefined;
+  return tracedStart(storeChannel, () => ({ operation, backend: storeBackend(slot.store), key: slot.key }));
 }
 
 /** `cacheStoreTimeout` in ms. */
@@ -127,7 +128,7 @@ function limit(slot: Slot): number {
 export function lookup(slot: Slot, now?: number): Lookup | Promise<Lookup> {
   let value: unknown;
   slot.calls.calls++;
-  const traced = tracedStart(storeChannel, () => call(slot, 'get'));
+  const traced = traceCall(slot, 'get');
   try {
     value = boundedAnswer(slot.store.get(slot.key), limit(slot), 'cache get');
   } catch (error) {
@@ -221,7 +222,7 @@ function againstCode(
 /** Removes the slot's key; a failure costs a log line. */
 export async function remove(slot: Slot): Promise<void> {
   slot.calls.calls++;
-  const traced = tracedStart(storeChannel, () => call(slot, 'delete'));
+  const traced = traceCall(slot, 'delete');
   try {
     await bounded(() => slot.store.delete(slot.key), limit(slot), 'cache delete');
     tracedEnd(storeChannel, traced);
@@ -252,7 +253,7 @@ export async function seal(entry: CacheEntry): Promise<{ value: Buffer; entry: C
  */
 export async function write(slot: Slot, value: Buffer, ttlMs: number): Promise<boolean> {
   slot.calls.calls++;
-  const traced = tracedStart(storeChannel, () => call(slot, 'set'));
+  const traced = traceCall(slot, 'set');
   try {
     await bounded(() => slot.store.set(slot.key, value, Math.max(1, Math.ceil(ttlMs))), limit(slot), 'cache set');
     tracedEnd(storeChannel, traced);
