@@ -5,7 +5,9 @@
  * instead of waiting in the compressor's window until it fills or the
  * stream ends: gzip and deflate with a sync flush, brotli with its flush
  * operation, zstd with an end-of-block flush. The writes of one turn of the
- * event loop share one flush, so a burst costs one flush, not one per chunk.
+ * event loop share one flush, so a burst costs one flush, not one per chunk,
+ * and a source held back by its compressor (a fast generator) is not idle:
+ * it is flushed when the compressor has caught up and nothing more came.
  * A plain file keeps the non-flushing path (file-feed.ts): it is read as
  * fast as it compresses, and a flush would only cost it bytes.
  */
@@ -33,14 +35,31 @@ function flush(compressor: Transform, coding: Coding): void {
  */
 export function flushWhenIdle(source: Readable, compressor: Transform, coding: Coding, squasher?: Transform): void {
   let queued = false;
+  let draining = false;
+  const drained = (): void => {
+    draining = false;
+    queue();
+  };
+  const queue = (): void => {
+    if (queued) return;
+    queued = true;
+    setImmediate(run);
+  };
   const run = (): void => {
     queued = false;
     if (squasher && (squasher.writableLength > 0 || squasher.readableLength > 0)) return;
-    if (!compressor.writableEnded && !compressor.destroyed) flush(compressor, coding);
+    if (compressor.writableEnded || compressor.destroyed) return;
+    // A compressor still behind on its input holds the source back (the pipe waits for its drain): the source
+    // is not idle but fast, and a flush per chunk would cost a fast generator bytes and speed. Asked again once
+    // it has drained; by then a fast source has written its next chunk, and an idle one gets its flush.
+    if (!compressor.writableNeedDrain) flush(compressor, coding);
+    else if (!draining) {
+      draining = true;
+      compressor.once('drain', drained);
+    }
   };
   (squasher ?? source).on('data', () => {
-    if (queued || source.readableLength > 0) return;
-    queued = true;
-    setImmediate(run);
+    if (source.readableLength > 0) return;
+    queue();
   });
 }

@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import test from 'ava';
 import Koa from 'koa';
 import { buffer } from '../../src/buffer.ts';
@@ -34,11 +34,14 @@ async function live(t: import('ava').ExecutionContext, type: string) {
    */
   const open = async (coding: string) => {
     const before = sources.length;
-    const decoded = { text: '', wire: 0, ended: false, error: undefined as Error | undefined };
+    const decoded = { text: '', wire: 0, raw: [] as Buffer[], ended: false, error: undefined as Error | undefined };
     const responded = new Promise<http.IncomingMessage>((resolve, reject) =>
       http
         .get({ port, host: '127.0.0.1', path: '/', headers: { 'accept-encoding': coding } }, (response) => {
-          response.on('data', (chunk: Buffer) => (decoded.wire += chunk.length));
+          response.on('data', (chunk: Buffer) => {
+            decoded.wire += chunk.length;
+            decoded.raw.push(chunk);
+          });
           const coded = response.headers['content-encoding'];
           const out = coded ? response.pipe(decoder(coded)) : response;
           out.on('data', (chunk: Buffer) => (decoded.text += chunk.toString()));
@@ -105,6 +108,27 @@ test('the writes of one turn share one flush', async (t) => {
   burst.source.end();
   spread.source.end();
 });
+
+test('a fast source held back by its compressor is not flushed chunk by chunk', async (t) => {
+  const { open } = await live(t, 'html');
+  const { decoded, source } = await open('deflate');
+  // 4 MiB in 64 KiB slices, written as fast as the compressor takes them: a generated report, a proxied page.
+  const slice = `<tr><td>row</td><td>${'cell '.repeat(12)}</td></tr>\n`.repeat(1100).slice(0, 64 * 1024);
+  Readable.from(
+    (function* () {
+      for (let i = 0; i < 64; i++) yield slice;
+    })(),
+  ).pipe(source);
+  t.true(await within(20_000, () => decoded.ended), 'the page ends');
+  t.is(decoded.text.length, 64 * slice.length);
+  // Each sync flush ends in an empty stored block, 00 00 ff ff; a flush per slice would leave 64 of them.
+  const wire = Buffer.concat(decoded.raw);
+  let flushes = 0;
+  for (let at = wire.indexOf(syncFlush); at !== -1; at = wire.indexOf(syncFlush, at + 4)) flushes++;
+  t.true(flushes <= 4, `${flushes} sync flushes in 64 slices`);
+});
+
+const syncFlush = Buffer.from([0, 0, 0xff, 0xff]);
 
 test('a source that fails midway ends the response as failed, never as a complete body', async (t) => {
   const { open } = await live(t, 'html');
