@@ -181,15 +181,23 @@ async function handOver(t: ExecutionContext, lockArgs: string[]): Promise<number
   return latency;
 }
 
-serial('--wait starts the command within milliseconds of the holder’s end, not at its next poll', async (t) => {
+/**
+ * From the holder's last instruction to the waiter's first, through two exits, a release, a wake-up and a
+ * spawn of sh: a busy machine (two CPU hogs beside the suite) took 151 ms. The complaint was a wait up to
+ * half a second late; that the release itself wakes the waiter, not a poll, is held by the locks' own tests
+ * (test/locks/file-lock-wait.test.ts, redis-lock-wait.test.ts), which measure it against polling.
+ */
+const handedOverWithinMs = 400;
+
+serial('--wait starts the command promptly after the holder’s end, not half a second late', async (t) => {
   const latency = await handOver(t, ['--dir', tempDir(t), 'deploy']);
-  t.true(latency < 150, `within ${latency.toFixed(1)} ms`);
+  t.true(latency < handedOverWithinMs, `within ${latency.toFixed(1)} ms`);
 });
 
-redisTest('--redis --wait starts the command within milliseconds of the holder’s end too', async (t) => {
+redisTest('--redis --wait starts the command promptly after the holder’s end too', async (t) => {
   const redis = await useRedis(t);
   const latency = await handOver(t, ['--redis', redis.url, `${redis.namespace}deploy`]);
-  t.true(latency < 150, `within ${latency.toFixed(1)} ms`);
+  t.true(latency < handedOverWithinMs, `within ${latency.toFixed(1)} ms`);
 });
 
 serial('--wait that gives up leaves no descriptor or process on the lock file', async (t) => {
