@@ -13,6 +13,7 @@ import { Redis } from 'ioredis';
 import { buffer, type BufferMiddleware } from '../../src/buffer.ts';
 import type { BufferOptions } from '../../src/config/options.ts';
 import { sharedPerRule } from '../../src/encoding/dictionaries/keeper.ts';
+import { RedisStore } from '../../src/cache/stores/redis.ts';
 import { availableHeader, decodeDcz } from '../helpers/dcz.ts';
 import { redisTest, useRedis } from '../helpers/redis.ts';
 import { decode, serve, type Served } from '../helpers/serve.ts';
@@ -39,6 +40,28 @@ async function site(
     },
   ];
   return serve(t, outer ? [outer, ...stack] : stack);
+}
+
+/**
+ * A Redis store whose connection is up, for one site (another application
+ * on the same Redis gets its own). A store fails its calls at once while it
+ * first connects, since a cache never waits on Redis; beside busy processes
+ * the connection took longer than a site's first request, nothing could be
+ * shared, and a test of what is shared failed, or passed, for that alone.
+ */
+async function readyStore(t: ExecutionContext, url: string): Promise<RedisStore> {
+  const store = new RedisStore({ url });
+  t.teardown(() => store.close());
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      await store.get('ready');
+      return store;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
 }
 
 async function dictionaryKeys(url: string): Promise<string[]> {
@@ -78,7 +101,7 @@ redisTest(
   async (t) => {
     const redis = await useRedis(t);
     const rules = [{ match: '/account/*', ttl: '7 days' }];
-    const one = await site(t, { cache: redis.url, dictionaries: rules }, (ctx) => {
+    const one = await site(t, { cache: await readyStore(t, redis.url), dictionaries: rules }, (ctx) => {
       ctx.set('Cache-Control', 'private, no-store');
       ctx.cookies.set('session', 'alice');
     });
@@ -123,12 +146,12 @@ redisTest(
   async (t) => {
     const redis = await useRedis(t);
     const rule = { ttl: '1 hour' };
-    const one = await site(t, { cache: redis.url, dictionaries: [{ match: '/a/*', ...rule }] });
-    const two = await site(t, { cache: redis.url, dictionaries: [{ match: '/b/*', ...rule }] });
+    const one = await site(t, { cache: await readyStore(t, redis.url), dictionaries: [{ match: '/a/*', ...rule }] });
+    const two = await site(t, { cache: await readyStore(t, redis.url), dictionaries: [{ match: '/b/*', ...rule }] });
     const fromA = decode(await one.request('/a/1', { headers: { 'accept-encoding': dcz } }));
     t.is((await dictionaryKeysOnce(redis.url, 1)).length, 1, 'shared once');
     t.is(await codingWith(two, '/b/1', fromA), 'zstd');
-    const twin = await site(t, { cache: redis.url, dictionaries: [{ match: '/a/*', ...rule }] });
+    const twin = await site(t, { cache: await readyStore(t, redis.url), dictionaries: [{ match: '/a/*', ...rule }] });
     const response = await twin.request('/a/2', {
       headers: { 'accept-encoding': dcz, 'available-dictionary': availableHeader(fromA) },
     });
@@ -141,13 +164,18 @@ redisTest(
   "a shared copy lives no longer than the rule's ttl, and without a ttl or freshness it is not shared at all",
   async (t) => {
     const redis = await useRedis(t);
-    const withTtl = await site(t, { cache: redis.url, dictionaries: [{ match: '/ttl/*', ttl: 600 }] });
+    const withTtl = await site(t, {
+      cache: await readyStore(t, redis.url),
+      dictionaries: [{ match: '/ttl/*', ttl: 600 }],
+    });
     await withTtl.request('/ttl/1', { headers: { 'accept-encoding': dcz } });
-    const fresh = await site(t, { cache: redis.url, dictionaries: [{ match: '/fresh/*' }] }, (ctx) =>
-      ctx.set('Cache-Control', 'max-age=120'),
+    const fresh = await site(
+      t,
+      { cache: await readyStore(t, redis.url), dictionaries: [{ match: '/fresh/*' }] },
+      (ctx) => ctx.set('Cache-Control', 'max-age=120'),
     );
     await fresh.request('/fresh/1', { headers: { 'accept-encoding': dcz } });
-    const bare = await site(t, { cache: redis.url, dictionaries: [{ match: '/bare/*' }] });
+    const bare = await site(t, { cache: await readyStore(t, redis.url), dictionaries: [{ match: '/bare/*' }] });
     await bare.request('/bare/1', { headers: { 'accept-encoding': dcz } });
     const keys = await dictionaryKeysOnce(redis.url, 2);
     const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
@@ -161,7 +189,10 @@ redisTest(
 
 redisTest('many distinct pages: each process keeps a bounded number of shared dictionaries per rule', async (t) => {
   const redis = await useRedis(t);
-  const server = await site(t, { cache: redis.url, dictionaries: [{ match: '/p/*', ttl: '1 hour', keep: 1 }] });
+  const server = await site(t, {
+    cache: await readyStore(t, redis.url),
+    dictionaries: [{ match: '/p/*', ttl: '1 hour', keep: 1 }],
+  });
   const pages = sharedPerRule + 40;
   for (let i = 0; i < pages; i++) await server.request(`/p/${i}`, { headers: { 'accept-encoding': dcz } });
   await new Promise((resolve) => setTimeout(resolve, 300));
@@ -169,8 +200,10 @@ redisTest('many distinct pages: each process keeps a bounded number of shared di
   t.true(keys.length <= sharedPerRule, `${keys.length} keys for ${pages} pages, at most ${sharedPerRule}`);
   // Private pages, however many, leave none.
   const before = keys.length;
-  const secret = await site(t, { cache: redis.url, dictionaries: [{ match: '/s/*', ttl: '1 hour' }] }, (ctx) =>
-    ctx.set('Cache-Control', 'private'),
+  const secret = await site(
+    t,
+    { cache: await readyStore(t, redis.url), dictionaries: [{ match: '/s/*', ttl: '1 hour' }] },
+    (ctx) => ctx.set('Cache-Control', 'private'),
   );
   for (let i = 0; i < 200; i++) await secret.request(`/s/${i}`, { headers: { 'accept-encoding': dcz } });
   await new Promise((resolve) => setTimeout(resolve, 300));
