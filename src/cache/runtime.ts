@@ -45,15 +45,13 @@ export class CacheRuntime implements FlightContext {
   #refused: string | undefined;
   /** Purge books by the store lookups use (a near cache, or the store itself). */
   readonly #books = new Map<CacheStore, PurgeBook>();
-  /** The last store asked for and its book: a middleware uses one store, so a hit costs no Map lookup. */
-  #lastStore: CacheStore | undefined;
-  #lastBook: PurgeBook | undefined;
+  /** What this middleware made for each store it was handed (its book, its call counters). */
+  #useOf = new WeakMap<CacheStore, StoreUse>();
+  /** The last store asked about: a middleware uses one store, so a hit costs one comparison, no lookup. */
+  #last: StoreUse | undefined;
   /** Near caches in front of the shared stores made from the user's objects (an ioredis client), by store. */
   readonly #nearOf = new WeakMap<CacheStore, NearStore>();
   readonly #nearBytes: number;
-  readonly #callsOf = new WeakMap<CacheStore, CallCounts>();
-  #lastCallsStore: CacheStore | undefined;
-  #lastCalls: CallCounts | undefined;
   /** Every near cache made, for the budget readings (one per shared store: a handful at most). */
   readonly #nears = new Set<NearStore>();
   readonly #syncMs: number;
@@ -115,12 +113,6 @@ export class CacheRuntime implements FlightContext {
   }
 
   /**
-   * The store the `cache` value of a response names.
-   *
-   * @param option - `true`, a `sqlite:`/`redis://` URL, or a store object
-   * @returns the store; `undefined` for no cache; `{error}` when it cannot be opened (logged)
-   */
-  /**
    * Closes every store this middleware opened itself from `cache: true` or a
    * URL (a store object you passed stays yours to close); a later request
    * opens them again.
@@ -131,7 +123,8 @@ export class CacheRuntime implements FlightContext {
     for (const store of stores) if (store instanceof NearStore) this.#nears.delete(store);
     for (const book of this.#books.values()) book.close();
     this.#books.clear();
-    this.#lastStore = this.#lastBook = this.#lastCallsStore = this.#lastCalls = undefined;
+    this.#useOf = new WeakMap();
+    this.#last = undefined;
     for (const store of stores) {
       if ('failed' in store) continue;
       const close = (store as { close?: () => unknown }).close;
@@ -139,6 +132,12 @@ export class CacheRuntime implements FlightContext {
     }
   }
 
+  /**
+   * The store the `cache` value of a response names.
+   *
+   * @param option - `true`, a `sqlite:`/`redis://` URL, or a store object
+   * @returns the store; `undefined` for no cache; `{error}` when it cannot be opened (logged)
+   */
   storeFor(option: unknown): CacheStore | undefined | { error: string } {
     if (option === undefined || option === null || option === false) return undefined;
     if (typeof option === 'object' || typeof option === 'function') {
@@ -198,13 +197,8 @@ export class CacheRuntime implements FlightContext {
 
   /** The call counters of a store `storeFor` returned, by its backend (backends.ts). */
   storeCalls(store: CacheStore): CallCounts {
-    // Most requests use the store the last one did: one comparison, no WeakMap lookup, on the hit path.
-    if (store === this.#lastCallsStore) return this.#lastCalls!;
-    let counts = this.#callsOf.get(store);
-    if (counts === undefined) this.#callsOf.set(store, (counts = this.log.stats.storeCalls(storeBackend(store))));
-    this.#lastCallsStore = store;
-    this.#lastCalls = counts;
-    return counts;
+    const use = this.#use(store);
+    return (use.calls ??= this.log.stats.storeCalls(storeBackend(store)));
   }
 
   /**
@@ -214,20 +208,28 @@ export class CacheRuntime implements FlightContext {
    * @param store - what `storeFor` returned
    */
   bookFor(store: CacheStore): PurgeBook {
-    if (store === this.#lastStore) return this.#lastBook!;
-    let book = this.#books.get(store);
-    if (book === undefined) {
-      const near = store instanceof NearStore ? store : undefined;
-      const behind = near?.store ?? store;
-      const shared = !(behind instanceof MemoryStore || behind instanceof LruCacheStore || behind instanceof Map);
-      const bound = async (call: () => unknown): Promise<unknown> =>
-        bounded(call, this.#storeTimeoutMs, 'cache purge generation');
-      const seen = (seconds: number): void => this.log.stats.purgeSeenSeconds.observe(seconds);
-      book = new PurgeBook(behind, shared, this.#syncMs, () => near?.clear(), bound, seen, this.namespace);
-      this.#books.set(store, book);
-    }
-    this.#lastStore = store;
-    this.#lastBook = book;
+    const use = this.#use(store);
+    return (use.book ??= this.#newBook(store));
+  }
+
+  #use(store: CacheStore): StoreUse {
+    const last = this.#last;
+    if (last !== undefined && last.store === store) return last;
+    let use = this.#useOf.get(store);
+    if (use === undefined) this.#useOf.set(store, (use = { store, book: undefined, calls: undefined }));
+    this.#last = use;
+    return use;
+  }
+
+  #newBook(store: CacheStore): PurgeBook {
+    const near = store instanceof NearStore ? store : undefined;
+    const behind = near?.store ?? store;
+    const shared = !(behind instanceof MemoryStore || behind instanceof LruCacheStore || behind instanceof Map);
+    const bound = async (call: () => unknown): Promise<unknown> =>
+      bounded(call, this.#storeTimeoutMs, 'cache purge generation');
+    const seen = (seconds: number): void => this.log.stats.purgeSeenSeconds.observe(seconds);
+    const book = new PurgeBook(behind, shared, this.#syncMs, () => near?.clear(), bound, seen, this.namespace);
+    this.#books.set(store, book);
     return book;
   }
 
@@ -246,6 +248,13 @@ export class CacheRuntime implements FlightContext {
     const bound = async (call: () => unknown): Promise<unknown> => bounded(call, this.#storeTimeoutMs, 'cache purge');
     await Promise.all([...stores].map((store) => this.bookFor(store).purge(ids, bound)));
   }
+}
+
+/** What a middleware made for one store, each part on first use. */
+interface StoreUse {
+  readonly store: CacheStore;
+  book: PurgeBook | undefined;
+  calls: CallCounts | undefined;
 }
 
 /** Stores koa-buffer made or knows: nothing to probe. */
