@@ -38,6 +38,8 @@ import { versionsBytesMax } from './encoding/dictionaries/keeper.ts';
 import type { StatsSnapshot } from './base/stats.ts';
 import { bufferIsCached, openState, requestState } from './pipeline/state.ts';
 import type { Shared } from './pipeline/work.ts';
+import { frontMarkOf, learn } from './front/learn.ts';
+import { linkShared } from './front/link.ts';
 
 /** The middleware `buffer()` returns: with `purge`, `purgeTag` and `purgeAll` (cache/purge/api.ts). */
 export interface BufferMiddleware extends Middleware, PurgeMethods {
@@ -164,6 +166,11 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
       takeTagHeader(ctx.res, state); // stored with the entry, never sent
       const responding = respond(ctx, state, shared);
       if (responding !== undefined) await responding;
+      else if (state.answeredAgain !== undefined) {
+        // A hit answered again with final bytes: a front that handed this request over may learn it (front/learn.ts).
+        const mark = frontMarkOf(ctx.req);
+        if (mark !== undefined) learn(ctx, state, mark);
+      }
     } catch (error) {
       state.failed = true; // a build that threw ends its flight with ERROR
       throw error;
@@ -180,6 +187,7 @@ export function buffer(options?: BufferOptions): BufferMiddleware {
       }
     }
   };
+  linkShared(middleware, shared);
   return Object.assign(
     middleware,
     {

@@ -21,6 +21,8 @@ export type { Logger } from './base/logger.ts';
 export { md5, Md5, squashHtml } from './native/exports.ts';
 export type { BinaryLike, SquashOptions, Md5Hasher } from './native/types.ts';
 export { buffer } from './buffer.ts';
+export { front } from './front/front.ts';
+export type { FrontOptions } from './front/front.ts';
 export type { BufferMiddleware } from './buffer.ts';
 export { prometheusContentType } from './observe/prometheus.ts';
 export { clusterMetrics, clusterStats } from './observe/cluster.ts';

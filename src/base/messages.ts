@@ -124,6 +124,17 @@ export const defaultMessages = {
   option_lock_ttl: '%{name} must be a positive number of seconds, not %{value}',
   option_lock_timeout_ms: '%{name} must be a positive number of milliseconds, not %{value}',
   option_lock_namespace: '%{name} must be a string, not %{value}',
+  front_scope_missing:
+    'front() answers before every middleware, authentication included: name what it may answer with paths (path prefixes) or hosts',
+  front_paths: 'front() option paths must be a non-empty array of path prefixes, each starting with /, not %{value}',
+  front_hosts: 'front() option hosts must be a non-empty array of host names, without ports, not %{value}',
+  front_max_bytes: 'front() option maxBytes must be a positive integer number of bytes, not %{value}',
+  front_option_unknown: "unknown front() option '%{name}'",
+  front_app: 'front() needs a Koa application, not %{value}',
+  front_no_buffer: 'front() found no buffer() middleware in app.use(): mount buffer() directly on the application',
+  front_many_buffers:
+    'front() found %{count} buffer() middlewares in app.use(): name the one whose cache it answers from with the buffer option',
+  front_no_cache: 'front() answers cache hits, and this buffer() middleware has no cache: set its cache option',
   lock_option_unknown: "unknown Lock option '%{name}'",
   lock_option_number: 'Lock option %{name} must be a finite number of seconds, not %{value}',
   lock_option_negative: 'Lock option %{name} must not be negative, not %{value}',

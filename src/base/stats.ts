@@ -142,6 +142,8 @@ export class Stats {
   readonly upgrades = { queued: 0, done: 0, failed: 0, dropped: 0 };
   /** 304 Not Modified answers, and responses sent as a stream, by coding (their length is not known ahead). */
   notModified = 0;
+  /** Requests a front answered before Koa ran (front/front.ts), also counted as hits (and 304s). */
+  frontHits = 0;
   readonly streamed: Record<string, number> = {};
   readonly dictionaries = { offered: 0, used: 0 };
   readonly buildSeconds = new Histogram(durationBuckets);
@@ -212,6 +214,7 @@ export class Stats {
       compression: { ...this.compression },
       upgrades: { ...this.upgrades },
       notModified: this.notModified,
+      frontHits: this.frontHits,
       streamed: { ...this.streamed },
       dictionaries: { ...this.dictionaries },
       budgets,
@@ -240,6 +243,7 @@ export interface StatsSnapshot {
   readonly compression: Stats['compression'];
   readonly upgrades: Stats['upgrades'];
   readonly notModified: number;
+  readonly frontHits: number;
   readonly streamed: Readonly<Record<string, number>>;
   readonly dictionaries: Stats['dictionaries'];
   readonly budgets: Readonly<Record<string, Budget>>;

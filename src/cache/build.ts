@@ -271,7 +271,9 @@ function withOrigin(ctx: Context, visit: Visit, entry: CacheEntry, handover: Han
     runtime.log.error('log_cache_tag_invalid', { key: slot.key, url: slot.url, tag: JSON.stringify(tags.bad) });
     return undefined;
   }
-  entry.origin = { host: ctx.request.host.toLowerCase(), path: ctx.originalUrl, tags, since: visit.since };
+  const { cookie, authorization } = ctx.request.headers;
+  const anonymous = cookie === undefined && authorization === undefined;
+  entry.origin = { host: ctx.request.host.toLowerCase(), path: ctx.originalUrl, tags, since: visit.since, anonymous };
   return entry;
 }
 

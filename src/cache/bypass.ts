@@ -86,7 +86,7 @@ let switchesSet: 'NO_CACHE' | 'NO_STORE' | undefined;
  * first), as read within {@link envTrustMs} of `now` (ms since the epoch; a
  * clock set back reads them again).
  */
-function environmentSwitches(now: number): 'NO_CACHE' | 'NO_STORE' | undefined {
+export function environmentSwitches(now: number): 'NO_CACHE' | 'NO_STORE' | undefined {
   const age = now - switchesRead;
   if (!(age >= 0 && age < envTrustMs)) {
     switchesRead = now;

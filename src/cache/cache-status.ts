@@ -49,12 +49,17 @@ let hitText = '';
 /** A fresh entry was replayed; `ttlMs` is what remains of its freshness. */
 export function statusHit(ctx: Context, stats: Stats, ttlMs: number): void {
   stats.requests.hit++;
+  put(ctx, hitStatus(ttlMs));
+}
+
+/** The Cache-Status of a fresh hit with `ttlMs` of freshness left (a front answers with it too). */
+export function hitStatus(ttlMs: number): string {
   const seconds = Math.floor(ttlMs / 1000);
   if (seconds !== hitSeconds) {
     hitSeconds = seconds;
     hitText = `${cacheName}; hit; ttl=${seconds}`;
   }
-  put(ctx, hitText);
+  return hitText;
 }
 
 /** The cache was not consulted, for `detail`. */

@@ -25,8 +25,9 @@
  * the two windows, its headers at offset 32; it is still read, with windows of 0.
  *
  * Flag bit 0 marks an entry that knows where it came from (its purge tags,
- * host, path and build start, docs/decisions/0026-purge-by-ban-records.md): the
- * JSON is then a two-item array. Entries without it decode as before.
+ * host, path and build start, docs/decisions/0026-purge-by-ban-records.md,
+ * and whether its build was anonymous, docs/decisions/0051-a-front-for-public-hits.md):
+ * the JSON is then a two-item array. Entries without it decode as before.
  *
  * Both lengths are recorded so that a value truncated, padded or mangled by a
  * text-only store no longer adds up and reads as a miss.
@@ -81,6 +82,12 @@ export interface EntryOrigin {
   tags: string[];
   /** When its build began, ms since the epoch: a purge at or after it removes the entry. */
   since: number;
+  /**
+   * True when the request that built it carried no Cookie and no
+   * Authorization (as the application saw it): only such an entry may be
+   * answered by a front before the middleware runs (front/front.ts). Absent: false.
+   */
+  anonymous?: boolean;
 }
 
 const MAGIC = 0x4543424b; // 'KBCE' read as a little-endian uint32
@@ -377,8 +384,9 @@ export function asBytes(value: unknown): Buffer | undefined {
 
 function validOrigin(value: unknown): value is EntryOrigin {
   if (value === null || typeof value !== 'object') return false;
-  const { host, path, tags, since } = value as Record<string, unknown>;
+  const { host, path, tags, since, anonymous } = value as Record<string, unknown>;
   return (
+    (anonymous === undefined || typeof anonymous === 'boolean') &&
     typeof host === 'string' &&
     typeof path === 'string' &&
     Number.isFinite(since) &&

@@ -28,6 +28,8 @@ import type { CacheRuntime } from './runtime.ts';
 import type { StoreableResponse } from './storable.ts';
 import { handOverStream, type StreamCollector } from './streamed-build.ts';
 import { visitOf, type CacheFacts } from './visit.ts';
+import type { CacheEntry } from './entry.ts';
+import type { Slot } from './hit/lookup.ts';
 
 export type { CacheFacts } from './visit.ts';
 export type { Handover } from './build.ts';
@@ -60,6 +62,18 @@ export function lookup(ctx: Context, runtime: CacheRuntime, options: ResolvedOpt
 /** What the pipeline needs to know of the request's visit; undefined when it never reached a key. */
 export function facts(ctx: Context): CacheFacts | undefined {
   return visitOf(ctx);
+}
+
+/**
+ * A fresh hit's slot (its store, key and purges) and entry, for a front
+ * that learns the answer (front/learn.ts); undefined for anything but a
+ * fresh hit of the URL's own key (a variant's key depends on more than
+ * the front compares).
+ */
+export function hitSlot(ctx: Context): { readonly slot: Slot; readonly entry: CacheEntry } | undefined {
+  const visit = visitOf(ctx);
+  if (visit?.hitEntry === undefined || visit.slot.key !== visit.primaryKey) return undefined;
+  return { slot: visit.slot, entry: visit.hitEntry };
 }
 
 /**

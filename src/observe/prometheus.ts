@@ -139,6 +139,7 @@ export function families(stats: StatsSnapshot): Family[] {
   for (const [coding, n] of Object.entries(stats.streamed))
     out.counter('streamed', 'Stream bodies sent, by content coding.', n, { coding });
   out.counter('not_modified', '304 Not Modified answers.', stats.notModified);
+  out.counter('front_hits', 'Hits a front answered before Koa ran (also counted as hits).', stats.frontHits);
   out.counter('compressions', 'Compressions made on the request path.', stats.compression.calls);
   out.counter('compression_seconds', 'Time spent in those compressions.', stats.compression.seconds);
   for (const result of ['queued', 'done', 'failed', 'dropped'] as const)

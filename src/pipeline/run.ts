@@ -36,6 +36,7 @@ export function respond(ctx: Context, state: RequestState, shared: Shared): Prom
     const prepared = shared.prepared.answer(ctx, cache.hitKey, entry);
     if (prepared !== undefined && isGiven(prepared)) {
       shared.log.stats.sent(prepared.coding, entry.body.length, prepared.body.length);
+      state.answeredAgain = prepared;
       return undefined;
     }
     recording = prepared;

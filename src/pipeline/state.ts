@@ -70,6 +70,15 @@ export interface RequestState {
   upgradeWaits: (() => boolean) | undefined;
   /** The response's tag header (`cacheTagHeader`), taken off the response to be stored with the entry. */
   tagHeader: string | undefined;
+  /** The earlier answer a cache hit was given again (replay/), which a front may learn (front/learn.ts). */
+  answeredAgain: AnswerGiven | undefined;
+}
+
+/** What a front reads of an answer given again (replay/prepared-answer.ts has the whole of it). */
+export interface AnswerGiven {
+  readonly body: Buffer;
+  readonly coding: string;
+  readonly upgradeWaits: (() => boolean) | undefined;
 }
 
 const stateKey = Symbol('koa-buffer request state');
@@ -89,6 +98,7 @@ class FreshState implements RequestState {
   failed = false;
   upgradeWaits: (() => boolean) | undefined = undefined;
   tagHeader: string | undefined = undefined;
+  answeredAgain: AnswerGiven | undefined = undefined;
 
   constructor(
     readonly config: ResolvedOptions,

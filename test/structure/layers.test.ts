@@ -19,7 +19,8 @@ const src = join(root, 'src');
 /**
  * Each folder's rank, bottom first. `.` is the entry point (index.ts and
  * buffer.ts); locks and http sit beside each other, as do the entry point
- * and the command line.
+ * and the command line. The front (a listener before Koa) sits on the
+ * pipeline, below the entry point that links it to each middleware.
  */
 export const ranks: Readonly<Record<string, number>> = {
   base: 1,
@@ -31,8 +32,9 @@ export const ranks: Readonly<Record<string, number>> = {
   cache: 5,
   encoding: 6,
   pipeline: 7,
-  '.': 8,
-  cli: 8,
+  front: 8,
+  '.': 9,
+  cli: 9,
 };
 
 /** The layer of a file under src/: its first folder, or `.` for a file at the top. */
