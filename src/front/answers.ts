@@ -3,9 +3,8 @@
  * out with through Koa, after every middleware had run, with what the
  * answer depends on, so the front can tell when a request would get the very
  * same answer. Bounded in bytes (bodies counted, though the memo usually
- * holds the same bytes); the least recently answered go first.
+ * holds the same bytes).
  */
-import { LRUCache } from 'lru-cache';
 import type { CacheEntry } from '../cache/entry.ts';
 import type { Slot } from '../cache/hit/lookup.ts';
 
@@ -35,42 +34,55 @@ export interface FrontAnswer {
   readonly entityLength: number;
 }
 
-/** Learned answers by host, URL and Accept-Encoding. */
+/**
+ * Learned answers by host, URL and Accept-Encoding. A plain Map, oldest
+ * learned first out when the bytes go over the budget: a front answer is
+ * on the path of every request it takes, where an LRU's bookkeeping on
+ * each read cost more than the rest of the lookup.
+ */
 export class FrontAnswers {
-  readonly #lru: LRUCache<string, FrontAnswer>;
+  readonly #answers = new Map<string, FrontAnswer>();
+  #bytes = 0;
   readonly maxBytes: number;
 
   constructor(maxBytes: number) {
     this.maxBytes = maxBytes;
-    this.#lru = new LRUCache<string, FrontAnswer>({
-      maxSize: maxBytes,
-      // The body, the key, and about 64 bytes a header for the rest.
-      sizeCalculation: (answer, key) => answer.body.length + key.length * 2 + answer.head.length * 64 + 256,
-    });
   }
 
   /** Bytes held. */
   get bytes(): number {
-    return this.#lru.calculatedSize;
+    return this.#bytes;
   }
 
   get(key: string): FrontAnswer | undefined {
-    return this.#lru.get(key);
+    return this.#answers.get(key);
   }
 
   set(key: string, answer: FrontAnswer): void {
-    // An answer larger than the whole budget is not kept (lru-cache would refuse it anyway).
-    if (answer.body.length + key.length * 2 >= this.maxBytes) return;
-    this.#lru.set(key, answer);
+    const size = sizeOf(key, answer);
+    // An answer larger than the whole budget is not kept.
+    if (size > this.maxBytes) return;
+    this.delete(key);
+    this.#answers.set(key, answer);
+    this.#bytes += size;
+    for (const [oldest, kept] of this.#answers) {
+      if (this.#bytes <= this.maxBytes) break;
+      this.#answers.delete(oldest);
+      this.#bytes -= sizeOf(oldest, kept);
+    }
   }
 
   delete(key: string): void {
-    this.#lru.delete(key);
+    const known = this.#answers.get(key);
+    if (known === undefined) return;
+    this.#answers.delete(key);
+    this.#bytes -= sizeOf(key, known);
   }
+}
 
-  clear(): void {
-    this.#lru.clear();
-  }
+/** What an answer is charged: its body (the memo usually holds the same bytes), its key, and about 64 bytes a header. */
+function sizeOf(key: string, answer: FrontAnswer): number {
+  return answer.body.length + key.length * 2 + answer.head.length * 64 + 256;
 }
 
 /** The key of a request's answer: host, URL and Accept-Encoding, each as sent. */
