@@ -140,7 +140,9 @@ test('a source that fails midway is never stored: the next request builds again'
   await sleep(20);
   // The same key, now without the failure: the query is part of the key, so ask the failing URL again.
   const again = await get('/page?fail');
-  t.is(again.headers['x-cache'], 'MISS', 'nothing was stored from the truncated stream');
+  // Not a hit, and built again. (Its own head may never arrive: on a busy machine the failure can come before
+  // the first compressed bytes, and the response is cut short with nothing sent.)
+  t.not(again.headers['x-cache'], 'HIT', 'nothing was stored from the truncated stream');
   t.is(counts.builds, 2);
 });
 
