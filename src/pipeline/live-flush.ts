@@ -11,14 +11,15 @@
  * A plain file keeps the non-flushing path (file-feed.ts): it is read as
  * fast as it compresses, and a flush would only cost it bytes.
  */
-import type { Readable, Transform } from 'node:stream';
+import type { Duplex, Readable, Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Coding } from '../http/negotiate.ts';
 
 /** Flushes what `compressor` holds, as its coding flushes without ending. */
-function flush(compressor: Transform, coding: Coding): void {
-  if (coding === 'br') (compressor as zlib.BrotliCompress).flush(zlib.constants.BROTLI_OPERATION_FLUSH);
-  else if (coding === 'zstd') (compressor as Transform & { flush(): void }).flush();
+function flush(compressor: Duplex, coding: Coding): void {
+  if (coding === 'br')
+    (compressor as Duplex & { flush(kind: number): void }).flush(zlib.constants.BROTLI_OPERATION_FLUSH);
+  else if (coding === 'zstd') (compressor as Duplex & { flush(): void }).flush();
   else (compressor as zlib.Gzip).flush(zlib.constants.Z_SYNC_FLUSH);
 }
 
@@ -33,7 +34,7 @@ function flush(compressor: Transform, coding: Coding): void {
  * could not send it. One that still has chunks to pass on (held up by a slow
  * client) is flushed after its next output.
  */
-export function flushWhenIdle(source: Readable, compressor: Transform, coding: Coding, squasher?: Transform): void {
+export function flushWhenIdle(source: Readable, compressor: Duplex, coding: Coding, squasher?: Transform): void {
   let queued = false;
   let draining = false;
   const drained = (): void => {

@@ -31,13 +31,14 @@
  *   smallest setting off the request path (file-memo.ts); an edited file is
  *   a new identity.
  */
-import { pipeline, type Readable, type Transform } from 'node:stream';
+import { pipeline, type Duplex, type Readable, type Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Context } from 'koa';
 import { storeStream, type CacheFacts } from '../cache/seam.ts';
 import type { ResolvedOptions } from '../config/options.ts';
 import { squashOptions } from '../encoding/optimise.ts';
 import { squashTransform } from '../encoding/squash-transform.ts';
+import { LiveBrotli } from '../encoding/live-brotli.ts';
 import { zstdLib } from '../http/codings.ts';
 import { isGetOrHead, responseHeader } from '../http/headers.ts';
 import { codedTag } from '../http/etag.ts';
@@ -147,6 +148,17 @@ function encoder(coding: Coding, level: number): Transform {
     case 'zstd':
       return zstdStream(level);
   }
+}
+
+/**
+ * The compressor of a live source (not a file): br picks one quality step
+ * more when the source pauses early, as a streamed page does, and the fixed
+ * one for a source that writes on (encoding/live-brotli.ts); pinned levels
+ * (`compressionLevels`, `adaptiveCompression: false`) stay as given.
+ */
+function liveEncoder(coding: Coding, level: number, options: ResolvedOptions): Duplex {
+  if (coding !== 'br') return encoder(coding, level);
+  return new LiveBrotli(level, options.adaptiveCompression ? Math.min(11, level + 1) : level);
 }
 
 /**
@@ -301,21 +313,24 @@ async function respondWithKnownStream(
   const feeds = !flowing && isPlainFileStream(stream);
   held?.release(true);
   if (feeds) await fileDescriptor(stream);
-  const compressor = encoder(coding, memo?.level ?? options.compressionLevels[coding]);
+  const level = memo?.level ?? options.compressionLevels[coding];
   // HTML squashed on its way to the compressor.
   const squasher = squash ? squashTransform(squash) : undefined;
   if (feeds) {
+    const compressor = encoder(coding, level);
     if (squasher) pipeline(squasher, compressor, ended);
     void feedFile(stream, squasher ?? compressor, failed);
-  } else {
-    if (squasher) pipeline(stream, squasher, compressor, ended);
-    else pipeline(stream, compressor, ended);
-    // A live source (not a file): what it wrote is flushed out whenever it has nothing more ready.
-    flushWhenIdle(stream, compressor, coding, squasher);
-    // The entity a build stores is what goes into the compressor: squashed, uncompressed.
-    if (entityHead !== undefined) collectForCache(squasher ?? stream, response, entityHead);
+    ctx.response.body = memo?.collect(compressor) ?? compressor;
+    return;
   }
-  ctx.response.body = memo?.collect(compressor) ?? compressor;
+  const compressor = liveEncoder(coding, level, options);
+  if (squasher) pipeline(stream, squasher, compressor, ended);
+  else pipeline(stream, compressor, ended);
+  // A live source (not a file): what it wrote is flushed out whenever it has nothing more ready.
+  flushWhenIdle(stream, compressor, coding, squasher);
+  // The entity a build stores is what goes into the compressor: squashed, uncompressed.
+  if (entityHead !== undefined) collectForCache(squasher ?? stream, response, entityHead);
+  ctx.response.body = compressor;
 }
 
 /**
