@@ -13,6 +13,8 @@ import Koa from 'koa';
 import { BufferOptionError } from '../../src/base/errors.ts';
 import { buffer, type BufferMiddleware } from '../../src/buffer.ts';
 import { front, type FrontOptions } from '../../src/front/front.ts';
+import { join } from 'node:path';
+import { tempDir } from '../helpers/cache-workers.ts';
 import { rawRequest, type RawResponse } from '../helpers/serve.ts';
 import type { BufferOptions } from '../../src/config/options.ts';
 
@@ -188,6 +190,25 @@ test('a purge, an expired entry and a rebuilt one go to Koa, which teaches the f
   t.true(afterExpiry.reached);
   t.is(afterExpiry.response.headers['x-cache'], 'MISS');
   t.is(s.builds(), 3);
+});
+
+test('a purge made through another middleware on the same SQLite file stops the front within a second', async (t) => {
+  const dir = tempDir(t, 'kb-front-');
+  const cache = `sqlite:${join(dir, 'cache.sqlite')}`;
+  const s = await site(t, { cache });
+  const purger = buffer({ cache });
+  t.teardown(async () => {
+    await s.middleware.close();
+    await purger.close();
+  });
+  await s.get('/n', br);
+  t.truthy(await untilFront(s, '/n', br));
+  const at = Date.now();
+  await purger.purge('/n');
+  let reached = false;
+  while (!reached && Date.now() - at < 1500) reached = (await reachesKoa(s, '/n', br)).reached;
+  t.true(reached, 'the front kept answering a page purged elsewhere');
+  t.log(`seen after ${Date.now() - at} ms`);
 });
 
 test.serial('NO_CACHE turns the front off as it turns the cache off', async (t) => {
