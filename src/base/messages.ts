@@ -124,6 +124,7 @@ export const defaultMessages = {
   option_lock_ttl: '%{name} must be a positive number of seconds, not %{value}',
   option_lock_timeout_ms: '%{name} must be a positive number of milliseconds, not %{value}',
   option_lock_namespace: '%{name} must be a string, not %{value}',
+  log_front_failed: 'the front could not give a learned answer (%{error}); Koa answers instead',
   front_scope_missing:
     'front() answers before every middleware, authentication included: name what it may answer with paths (path prefixes) or hosts',
   front_paths: 'front() option paths must be a non-empty array of path prefixes, each starting with /, not %{value}',

@@ -91,11 +91,30 @@ export function front(app: Koa, options: FrontOptions): RequestListener {
     }
     if (isThenable(seen))
       return void (seen as Promise<Lookup>).then(
-        (found) => give(req, res, key, answer, found, Date.now()),
+        (found) => safely(req, res, key, answer, found, Date.now()),
         () => toKoa(req, res, key),
       );
-    give(req, res, key, answer, seen, now);
+    safely(req, res, key, answer, seen, now);
   };
+
+  /** {@link give}, where anything thrown (a bug; an answer Node refuses) goes to Koa or cuts the response, never up. */
+  function safely(
+    req: IncomingMessage,
+    res: ServerResponse,
+    key: string,
+    answer: FrontAnswer,
+    seen: Lookup,
+    now: number,
+  ): void {
+    try {
+      give(req, res, key, answer, seen, now);
+    } catch (error) {
+      answers.delete(key);
+      shared.log.error('log_front_failed', { error });
+      if (res.headersSent) res.destroy();
+      else toKoa(req, res, undefined);
+    }
+  }
 
   function give(
     req: IncomingMessage,

@@ -297,6 +297,54 @@ test('the learned answers stay within maxBytes', async (t) => {
   t.is(budget.limit, 40_000);
 });
 
+test('an answer the front cannot give goes to Koa; the process does not crash', async (t) => {
+  const app = new Koa();
+  app.silent = true;
+  let reached = 0;
+  app.use(async (_ctx, next) => {
+    reached++;
+    await next();
+  });
+  app.use(buffer({ cache: true, adaptiveCompression: false }));
+  app.use(async (ctx) => {
+    if (await ctx.bufferIsCached()) return;
+    ctx.type = 'html';
+    ctx.body = page(ctx.path);
+  });
+  const listener = front(app, { paths: ['/'] });
+  let sabotage = false;
+  const server = http.createServer((req, res) => {
+    if (sabotage) {
+      sabotage = false;
+      const writeHead = res.writeHead;
+      // The front's own writeHead throws once, as Node does for a value it refuses.
+      res.writeHead = function refuse(): never {
+        res.writeHead = writeHead;
+        throw new TypeError('Invalid character in header content');
+      };
+    }
+    listener(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const port = (server.address() as AddressInfo).port;
+  const get = () => rawRequest(port, '/o', { headers: br });
+  await get();
+  let learned = false;
+  for (let i = 0; i < 12 && !learned; i++) {
+    const before = reached;
+    await get();
+    learned = reached === before;
+  }
+  t.true(learned);
+  sabotage = true;
+  const before = reached;
+  const answered = await get();
+  t.is(reached, before + 1, 'Koa answered');
+  t.is(answered.status, 200);
+  t.is(answered.headers['x-cache'], 'HIT');
+});
+
 test('front() refuses to start without a scope, with bad options, or without a buffer() cache', (t) => {
   const app = new Koa();
   app.use(buffer({ cache: true }));
