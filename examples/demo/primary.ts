@@ -57,6 +57,13 @@ export function runPrimary(settings: Settings): void {
 
   cluster.on('exit', (worker, code, signal) => {
     const served = listening.delete(worker);
+    // Ctrl-C reaches the whole process group: a worker may stop cleanly, and its exit arrive, before this
+    // process has run its own SIGINT handler. A clean exit is looked at again once that handler has had its turn.
+    if (served && !stopping && code === 0) setTimeout(() => ended(worker, code, signal, served), 250);
+    else ended(worker, code, signal, served);
+  });
+
+  const ended = (worker: Worker, code: number, signal: string | null, served: boolean): void => {
     const how = signal ?? `code ${code}`;
     if (stopping) {
       // A worker that did not stop by itself (killed after stopMs, or crashed) makes the exit status 1.
@@ -74,7 +81,7 @@ export function runPrimary(settings: Settings): void {
       failed = true;
       stop('SIGTERM');
     }
-  });
+  };
 
   const stop = (signal: NodeJS.Signals): void => {
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);

@@ -30,6 +30,7 @@ const publicValues = [
   'clusterMetrics',
   'clusterStats',
   'defaultMessages',
+  'front',
   'md5',
   'prometheusContentType',
   'squashHtml',
