@@ -12,11 +12,11 @@ import { decode, htmlPage, rawRequest, recordingLogger, serve, type RawResponse 
 
 const page = htmlPage(20 * 1024, 11);
 
-/** Everything a client sees, but the Date header and the moving ttl of Cache-Status. */
+/** Everything a client sees, but the Date header, and Age and the ttl of Cache-Status, which move with the clock. */
 function seen(response: RawResponse): unknown {
   const headers = response.rawHeaders
     .filter(([name]) => !/^(date|cache-status)$/i.test(name))
-    .map(([name, value]) => `${name.toLowerCase()}: ${value}`)
+    .map(([name, value]) => (/^age$/i.test(name) ? 'age: N' : `${name.toLowerCase()}: ${value}`))
     .sort();
   return {
     status: response.status,
