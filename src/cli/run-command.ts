@@ -10,7 +10,9 @@
  *   command must not outlive the wrapper. It runs under a `sh` shim whose
  *   watchdog reads a pipe from the wrapper: the wrapper writes one line
  *   when the command has ended; end of file without that line means the
- *   wrapper died, and the watchdog kills the command.
+ *   wrapper died, and the watchdog kills the command. Where util-linux's
+ *   setpriv is found the command also gets a parent-death signal, so the
+ *   kernel kills it at once, without waiting for the watchdog's turn.
  * - Signals: in the foreground of a terminal the command stays in the
  *   terminal's process group (it can read the terminal, Ctrl-Z stops it),
  *   and the keyboard's SIGINT and SIGQUIT, which the terminal sends to the
@@ -49,7 +51,14 @@ export interface RunRequest {
  */
 function watchdogShim(ownGroup: boolean): string {
   const target = ownGroup ? '-$$' : '$$';
-  return `( trap '' HUP INT QUIT TERM; read -r _ <&3 || kill -s KILL -- ${target} ) </dev/null >/dev/null 2>&1 &\nexec "$@" 3<&-`;
+  // setpriv (util-linux) sets the command's parent-death signal before exec: the kernel kills the command the
+  // moment this wrapper dies, where the watchdog must first be scheduled (on a machine loaded enough, later than
+  // a short ttl). The watchdog stays for what the command started, and for systems without setpriv.
+  return (
+    `( trap '' HUP INT QUIT TERM; read -r _ <&3 || kill -s KILL -- ${target} ) </dev/null >/dev/null 2>&1 &\n` +
+    `if command -v setpriv >/dev/null 2>&1; then exec setpriv --pdeathsig KILL -- "$@" 3<&-; fi\n` +
+    `exec "$@" 3<&-`
+  );
 }
 
 /** Signals passed on to the command. */

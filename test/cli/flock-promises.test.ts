@@ -5,12 +5,13 @@
  * once, a skipped run is silent, and the short options work. Real child
  * processes, real signals, a real redis-server for --redis.
  */
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import test, { type ExecutionContext } from 'ava';
+import test, { type ExecutionContext, type Implementation } from 'ava';
 import { FileLock } from '../../src/locks/file-lock.ts';
 import { redisTest, useRedis } from '../helpers/redis.ts';
 import { spawnProgram, type LineChild } from '../helpers/children.ts';
@@ -122,6 +123,50 @@ redisTest(
     t.is((await second.exited).code, 0);
     t.deepEqual(second.lines, ['first is gone']);
     t.false(running(pid));
+  },
+);
+
+/** The processes whose parent is `pid`. */
+function childrenOf(pid: number): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+const hasSetpriv = spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status === 0;
+
+(hasSetpriv
+  ? redisTest
+  : (title: string, run: Implementation<[]>) => test.skip(`${title} (skipped: install util-linux for setpriv)`, run))(
+  '--redis: the kernel kills the command with its wrapper, even when the watchdog cannot run',
+  async (t) => {
+    const redis = await useRedis(t);
+    const { wrapper, pid } = await holder(t, ['--redis', redis.url, '--ttl', '30', `${redis.namespace}stopped`]);
+    // The watchdog is the command's child (the shim became the command by exec): stopped, it can kill nothing,
+    // as when a loaded machine does not schedule it before the ttl runs out.
+    const watchdogs = childrenOf(pid);
+    t.true(watchdogs.length > 0, 'the watchdog was found');
+    for (const watchdog of watchdogs) process.kill(watchdog, 'SIGSTOP');
+    t.teardown(() => {
+      for (const watchdog of watchdogs) {
+        try {
+          process.kill(watchdog, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+    });
+    t.deepEqual(await wrapper.kill('SIGKILL'), { code: null, signal: 'SIGKILL' });
+    for (let waited = 0; waited < 2000 && running(pid); waited += 20) await sleep(20);
+    t.false(running(pid), 'the command died with its wrapper');
   },
 );
 
