@@ -73,39 +73,8 @@ export function front(app: Koa, options: FrontOptions): RequestListener {
     void handler(req, res);
   };
 
-  return function frontListener(req: IncomingMessage, res: ServerResponse): void {
-    const host = req.headers.host;
-    if (host === undefined || !mayAnswer(req, host, resolved.scope)) return void handler(req, res);
-    const url = req.url!;
-    const key = answerKey(host, url, req.headers['accept-encoding']);
-    const answer = answers.get(key);
-    if (answer === undefined || !sameInputs(answer, req)) return toKoa(req, res, key);
-    const now = Date.now();
-    // The switches that turn the cache off: they bypass it inside Koa, so nothing is learned meanwhile.
-    if (environmentSwitches(now) !== undefined) return toKoa(req, res, undefined);
-    let seen: Lookup | Promise<Lookup>;
-    try {
-      seen = lookup(answer.slot, now);
-    } catch {
-      return toKoa(req, res, key);
-    }
-    if (isThenable(seen))
-      return void (seen as Promise<Lookup>).then(
-        (found) => safely(req, res, key, answer, found, Date.now()),
-        () => toKoa(req, res, key),
-      );
-    safely(req, res, key, answer, seen, now);
-  };
-
   /** {@link give}, where anything thrown (a bug; an answer Node refuses) goes to Koa or cuts the response, never up. */
-  function safely(
-    req: IncomingMessage,
-    res: ServerResponse,
-    key: string,
-    answer: FrontAnswer,
-    seen: Lookup,
-    now: number,
-  ): void {
+  const safely: Give = (req, res, key, answer, seen, now) => {
     try {
       give(req, res, key, answer, seen, now);
     } catch (error) {
@@ -114,16 +83,10 @@ export function front(app: Koa, options: FrontOptions): RequestListener {
       if (res.headersSent) res.destroy();
       else toKoa(req, res, undefined);
     }
-  }
+  };
 
-  function give(
-    req: IncomingMessage,
-    res: ServerResponse,
-    key: string,
-    answer: FrontAnswer,
-    seen: Lookup,
-    now: number,
-  ): void {
+  /** Answers with `answer` when the lookup `seen` at `now` found its entry still the same; else hands over to Koa. */
+  const give: Give = (req, res, key, answer, seen, now) => {
     if (!('found' in seen) || !sameEntry(answer, seen.found)) {
       // Expired, purged, rebuilt, older than the code: Koa answers, and a new hit teaches the front again.
       answers.delete(key);
@@ -162,8 +125,42 @@ export function front(app: Koa, options: FrontOptions): RequestListener {
     stats.sent(answer.coding, answer.entityLength, answer.body.length);
     if (req.method === 'HEAD') res.end();
     else res.end(answer.body);
-  }
+  };
+
+  return function frontListener(req: IncomingMessage, res: ServerResponse): void {
+    const host = req.headers.host;
+    if (host === undefined || !mayAnswer(req, host, resolved.scope)) return void handler(req, res);
+    const url = req.url!;
+    const key = answerKey(host, url, req.headers['accept-encoding']);
+    const answer = answers.get(key);
+    if (answer === undefined || !sameInputs(answer, req)) return toKoa(req, res, key);
+    const now = Date.now();
+    // The switches that turn the cache off: they bypass it inside Koa, so nothing is learned meanwhile.
+    if (environmentSwitches(now) !== undefined) return toKoa(req, res, undefined);
+    let seen: Lookup | Promise<Lookup>;
+    try {
+      seen = lookup(answer.slot, now);
+    } catch {
+      return toKoa(req, res, key);
+    }
+    if (isThenable(seen))
+      return void (seen as Promise<Lookup>).then(
+        (found) => safely(req, res, key, answer, found, Date.now()),
+        () => toKoa(req, res, key),
+      );
+    safely(req, res, key, answer, seen, now);
+  };
 }
+
+/** What answers a request the front found a learned answer for, once the store was asked. */
+type Give = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  key: string,
+  answer: FrontAnswer,
+  seen: Lookup,
+  now: number,
+) => void;
 
 /** True when the request is one a front may answer at all: method, headers, target and scope. */
 function mayAnswer(req: IncomingMessage, host: string, scope: FrontScope): boolean {
