@@ -37,6 +37,7 @@ import { lookup, type Lookup } from '../cache/hit/lookup.ts';
 import { ageOf } from '../cache/hit/replay.ts';
 import { remainingMs } from '../cache/entry.ts';
 import { notModifiedReason } from '../http/conditional.ts';
+import { headerText } from '../http/headers.ts';
 import type { Shared } from '../pipeline/work.ts';
 import { answerKey, FrontAnswers, sameEntry, type FrontAnswer } from './answers.ts';
 import { markForLearning } from './learn.ts';
@@ -188,8 +189,7 @@ function sameInputs(answer: FrontAnswer, req: IncomingMessage): boolean {
   const { compared, values } = answer;
   const headers = req.headers;
   for (let i = 0; i < compared.length; i++) {
-    const value = headers[compared[i]!];
-    if ((Array.isArray(value) ? value.join(', ') : value) !== values[i]) return false;
+    if (headerText(headers[compared[i]!]) !== values[i]) return false;
   }
   return true;
 }

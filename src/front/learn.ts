@@ -17,7 +17,7 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { Context } from 'koa';
 import { hitSlot } from '../cache/seam.ts';
-import { parseCacheControl } from '../http/cache-control.ts';
+import { notStorableAsSent, varyFields, type StorableOptions } from '../cache/storable.ts';
 import { headerText } from '../http/headers.ts';
 import { beforeHeadIsSent, type SentHead } from '../http/sent-head.ts';
 import type { RequestState } from '../pipeline/state.ts';
@@ -91,7 +91,7 @@ export function learn(ctx: Context, state: RequestState, mark: FrontMark): void 
   beforeHeadIsSent(ctx.res, (head) => {
     // An outer middleware may have changed the status or the body, or the client left.
     if (head === undefined || head.written || head.status !== 200 || ctx.body !== body) return;
-    const answer = answerOf(head, req, state.config.varyBy, hit, given.coding, body);
+    const answer = answerOf(head, req, state.config, hit, given.coding, body);
     if (answer !== undefined) mark.answers.set(mark.key, answer);
   });
 }
@@ -99,26 +99,20 @@ export function learn(ctx: Context, state: RequestState, mark: FrontMark): void 
 function answerOf(
   sent: SentHead,
   req: IncomingMessage,
-  varyBy: readonly string[],
+  options: StorableOptions,
   hit: NonNullable<ReturnType<typeof hitSlot>>,
   coding: string,
   body: Buffer,
 ): FrontAnswer | undefined {
   const headers = sent.headers;
-  if (headers['set-cookie'] !== undefined) return undefined;
-  const control = parseCacheControl(headerText(headers['cache-control'])).directives;
-  // No-cache is what the pipeline tells browsers by default (revalidate with us): it says nothing about sharing.
-  if (control.has('private') || control.has('no-store')) return undefined;
-  const vary = (headerText(headers.vary) ?? '')
-    .split(',')
-    .map((name) => name.trim().toLowerCase())
-    .filter((name) => name !== '');
-  if (vary.includes('*')) return undefined;
+  // The cache's own judgement of a head as it leaves: a cookie, private, no-store, `Vary: *` are never shared.
+  // (No-cache, which the pipeline tells browsers by default, says nothing about sharing.)
+  if (notStorableAsSent(sent, { status: 200, body: hit.entry.body }, options) !== undefined) return undefined;
   const compared = [
     ...new Set([
       ...alwaysCompared,
-      ...varyBy.filter((name) => name !== 'cookie' && !name.startsWith('cookie:')),
-      ...vary.filter((name) => name !== 'accept-encoding'),
+      ...options.varyBy.filter((name) => name !== 'cookie' && !name.startsWith('cookie:')),
+      ...varyFields(headers.vary as string | string[] | undefined),
     ]),
   ];
   const head: unknown[] = [];
