@@ -14,6 +14,7 @@ import { buffer, type BufferMiddleware } from '../../src/buffer.ts';
 import type { BufferOptions } from '../../src/config/options.ts';
 import { sharedPerRule } from '../../src/encoding/dictionaries/keeper.ts';
 import { RedisStore } from '../../src/cache/stores/redis.ts';
+import { untilStoreAnswers } from '../helpers/store-ready.ts';
 import { availableHeader, decodeDcz } from '../helpers/dcz.ts';
 import { redisTest, useRedis } from '../helpers/redis.ts';
 import { decode, serve, type Served } from '../helpers/serve.ts';
@@ -52,16 +53,8 @@ async function site(
 async function readyStore(t: ExecutionContext, url: string): Promise<RedisStore> {
   const store = new RedisStore({ url });
   t.teardown(() => store.close());
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      await store.get('ready');
-      return store;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
+  await untilStoreAnswers(store);
+  return store;
 }
 
 async function dictionaryKeys(url: string): Promise<string[]> {
