@@ -32,7 +32,8 @@ async function holderOf(t: ExecutionContext, redis: TestRedis, key: string): Pro
   const agent = spawnChild(t, fixture('../../support/lock-agent.ts'), ['redis', redis.url]);
   await agent.waitForJson((m) => m.ready === true, 'the agent to start');
   // The agent's RedisLock uses the default namespace: the waiter must ask for the same key.
-  t.true((await agent.request({ op: 'acquire', key: redis.namespace + key })).taken, 'the holder has the key');
+  const held = await agent.request<{ taken: boolean; error?: string }>({ op: 'acquire', key: redis.namespace + key });
+  t.true(held.taken, `the holder has the key${held.error === undefined ? '' : `: ${held.error}`}`);
   return agent;
 }
 
