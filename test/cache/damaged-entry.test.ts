@@ -17,13 +17,13 @@ import Koa from 'koa';
 import { encodeEntry, readEntry } from '../../src/cache/entry.ts';
 import { replayEntry } from '../../src/cache/hit/replay.ts';
 import { MemoryStore } from '../../src/cache/stores/memory.ts';
-import { RedisStore } from '../../src/cache/stores/redis.ts';
 import { SqliteStore } from '../../src/cache/stores/sqlite.ts';
 import type { CacheStore } from '../../src/base/store.ts';
 import { buffer } from '../../src/buffer.ts';
 import { logOnFailure } from '../helpers/log-on-failure.ts';
 import { redisSkipReason, useRedis } from '../helpers/redis.ts';
 import { recordingLogger, serve } from '../helpers/serve.ts';
+import { readyStore } from '../helpers/store-ready.ts';
 
 const key = 'buffer:damaged-entry-test';
 const realPage = '<!doctype html><p>the real page</p>';
@@ -103,12 +103,9 @@ const storeKinds: Record<string, { skip?: string; open(t: ExecutionContext): Pro
     skip: redisSkipReason,
     async open(t) {
       const redis = await useRedis(t);
-      const used = new RedisStore({ url: redis.url, namespace: redis.namespace });
-      const planter = new RedisStore({ url: redis.url, namespace: redis.namespace });
-      t.teardown(async () => {
-        await used.close();
-        await planter.close();
-      });
+      // Connected first: a store still connecting fails its calls, and the visitors would each build alone.
+      const used = await readyStore(t, redis.url, { namespace: redis.namespace });
+      const planter = await readyStore(t, redis.url, { namespace: redis.namespace });
       return { used, planter };
     },
   },

@@ -12,6 +12,7 @@ import { sharedDictionaryKey } from '../../src/encoding/dictionaries/keeper.ts';
 import { resolveDictionaries } from '../../src/config/dictionaries.ts';
 import { availableHeader, decodeDcz, sha256 } from '../helpers/dcz.ts';
 import { redisTest, useRedis } from '../helpers/redis.ts';
+import { readyStore } from '../helpers/store-ready.ts';
 import { decode, recordingLogger, serve } from '../helpers/serve.ts';
 
 const page = (stamp: string): string =>
@@ -39,8 +40,9 @@ function host(
 
 redisTest('a dictionary offered by one host is used by another through Redis', async (t) => {
   const redis = await useRedis(t);
-  const one = host({ cache: redis.url }, () => 'one');
-  const two = host({ cache: redis.url }, () => 'two');
+  // Each host's store is connected before its first request, or nothing would reach Redis to be shared.
+  const one = host({ cache: await readyStore(t, redis.url) }, () => 'one');
+  const two = host({ cache: await readyStore(t, redis.url) }, () => 'two');
   t.teardown(async () => {
     await one.buffered.close();
     await two.buffered.close();

@@ -13,8 +13,7 @@ import { Redis } from 'ioredis';
 import { buffer, type BufferMiddleware } from '../../src/buffer.ts';
 import type { BufferOptions } from '../../src/config/options.ts';
 import { sharedPerRule } from '../../src/encoding/dictionaries/keeper.ts';
-import { RedisStore } from '../../src/cache/stores/redis.ts';
-import { untilStoreAnswers } from '../helpers/store-ready.ts';
+import { readyStore } from '../helpers/store-ready.ts';
 import { availableHeader, decodeDcz } from '../helpers/dcz.ts';
 import { redisTest, useRedis } from '../helpers/redis.ts';
 import { decode, serve, type Served } from '../helpers/serve.ts';
@@ -41,20 +40,6 @@ async function site(
     },
   ];
   return serve(t, outer ? [outer, ...stack] : stack);
-}
-
-/**
- * A Redis store whose connection is up, for one site (another application
- * on the same Redis gets its own). A store fails its calls at once while it
- * first connects, since a cache never waits on Redis; beside busy processes
- * the connection took longer than a site's first request, nothing could be
- * shared, and a test of what is shared failed, or passed, for that alone.
- */
-async function readyStore(t: ExecutionContext, url: string): Promise<RedisStore> {
-  const store = new RedisStore({ url });
-  t.teardown(() => store.close());
-  await untilStoreAnswers(store);
-  return store;
 }
 
 async function dictionaryKeys(url: string): Promise<string[]> {
