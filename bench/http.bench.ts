@@ -60,7 +60,7 @@ import {
   type ServerProcess,
 } from './lib/server-process.ts';
 import { baselinePackage, baselineRef, buildBaseline } from './lib/baseline.ts';
-import { fetchRepresentation, hasVarnish, rawPrecompressed, startVarnish, type Varnish } from './lib/references.ts';
+import { hasVarnish, rawPrecompressed, startVarnish, type Varnish } from './lib/references.ts';
 
 const self = fileURLToPath(import.meta.url);
 
@@ -364,9 +364,9 @@ async function hitsAndReferences(rows: Row[], problems: string[], reps: number, 
     await untilHot(hit.port, br);
     await untilHot(hit.port, gzip);
     const same = {
-      br: (await fetchRepresentation(hit.port, br)).body.toString('base64'),
-      gzip: (await fetchRepresentation(hit.port, gzip)).body.toString('base64'),
-      identity: (await fetchRepresentation(hit.port, {})).body.toString('base64'),
+      br: (await once(hit.port, br)).body.toString('base64'),
+      gzip: (await once(hit.port, gzip)).body.toString('base64'),
+      identity: (await once(hit.port, {})).body.toString('base64'),
     };
     const file = join(dir, 'same.json');
     writeFileSync(file, JSON.stringify(same));
@@ -456,8 +456,8 @@ async function hitsAndReferences(rows: Row[], problems: string[], reps: number, 
           ),
         );
       }
-      const hitBody = await fetchRepresentation(hit.port, headers);
-      const frontBody = await fetchRepresentation(front, headers);
+      const hitBody = await once(hit.port, headers);
+      const frontBody = await once(front, headers);
       if (!hitBody.body.equals(frontBody.body)) problems.push(`front ${coding}: its bytes differ from the hit's`);
     }
     const frontServer = started.find((server) => server.mode === 'front')!;

@@ -125,17 +125,20 @@ function autocannon(
   );
 }
 
-/** One GET: status, headers and the bytes of the body as sent (still encoded). */
+/** One GET: status, headers, and the body as sent (still encoded) with its length. */
 export function once(
   port: number,
   headers: Record<string, string>,
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: number }> {
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
     http
       .get({ host: '127.0.0.1', port, headers, agent: false }, (res) => {
-        let bytes = 0;
-        res.on('data', (chunk: Buffer) => (bytes += chunk.length));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, bytes }));
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks);
+          resolve({ status: res.statusCode!, headers: res.headers, bytes: body.length, body });
+        });
       })
       .on('error', reject);
   });

@@ -19,29 +19,6 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { once, pinned } from './load.ts';
 
-/** The bytes one response carries, and its headers (lowercased names). */
-export interface Representation {
-  readonly headers: Record<string, string>;
-  readonly body: Buffer;
-}
-
-/** A GET's head and whole body, as sent (still encoded). */
-export function fetchRepresentation(port: number, headers: Record<string, string>): Promise<Representation> {
-  return new Promise((resolve, reject) => {
-    http
-      .get({ host: '127.0.0.1', port, headers, agent: false }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const head: Record<string, string> = {};
-          for (const [name, value] of Object.entries(res.headers)) if (typeof value === 'string') head[name] = value;
-          resolve({ headers: head, body: Buffer.concat(chunks) });
-        });
-      })
-      .on('error', reject);
-  });
-}
-
 /**
  * A raw node:http listener answering every request with `br` or `gzip`
  * bytes by its Accept-Encoding (br first), head written in one call.
